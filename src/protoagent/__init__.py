@@ -1,0 +1,1 @@
+"""ProtoAgent: a coding-agent harness that ends with evidence."""
