@@ -94,3 +94,7 @@ class Tool(ABC, Generic[InputT]):
 
     def schema(self) -> ToolSchema:
         return ToolSchema(self.name, self.description, self.input_model.model_json_schema())
+
+
+AnyTool = Tool[Any]
+"""A tool of any input model, as registries and pipelines hold them."""

@@ -1,0 +1,128 @@
+"""``AgentSession``: a preset composed with a model, tools, approvals and a session log."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protoagent.agents.presets import Preset, get_preset
+from protoagent.errors import ConfigError
+from protoagent.events.log import SessionLog, new_session_id
+from protoagent.events.store import SessionStore
+from protoagent.events.types import Event
+from protoagent.hooks.pipeline import HookPipeline
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.registry import ModelConfig, resolve_model
+from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Policy
+from protoagent.tools.base import AnyTool
+from protoagent.tools.pipeline import Guard, ToolEnvironment, ToolPipeline
+from protoagent.tools.registry import ToolRegistry
+
+
+def builtin_tools() -> list[AnyTool]:
+    """Every first-party tool, instantiated. Presets pick from these by exact name."""
+    from protoagent.processes.tools import PROCESS_TOOLS
+    from protoagent.workspace.tools import WORKSPACE_TOOLS
+
+    return [cls() for cls in (*WORKSPACE_TOOLS, *PROCESS_TOOLS)]
+
+
+@dataclass(slots=True)
+class SessionSpec:
+    """Everything needed to compose a session; validated before anything is recorded."""
+
+    repo: Path
+    model: str
+    store: SessionStore
+    preset: str | Preset = "coding"
+    approval: Policy = "ask"
+    answerer: Answerer | None = None
+    title: str = ""
+    parent_session_id: str | None = None
+    """Set for a delegated child session: it never prompts (policy ``never``)."""
+    model_config: ModelConfig = field(default_factory=ModelConfig)
+    tools: Sequence[AnyTool] | None = None
+    """Tools to offer instead of the built-in set."""
+    guards: Sequence[Guard] = ()
+    services: dict[str, Any] = field(default_factory=dict)
+    provider: ModelProvider | None = None
+    """A ready provider (the SDK may pass one); otherwise ``model`` is resolved."""
+    on_event: Callable[[Event], None] | None = None
+    """Subscriber that sees every event from ``session.created`` on (interfaces render with it)."""
+    artifacts_root: Path | None = None
+    """Folder for per-session artifacts (command journals); a temp folder when unset."""
+
+
+class AgentSession:
+    """One composed agent: preset, provider, tool pipeline and its session log."""
+
+    def __init__(
+        self,
+        spec: SessionSpec,
+        preset: Preset,
+        provider: ModelProvider,
+        registry: ToolRegistry,
+        log: SessionLog,
+        pipeline: ToolPipeline,
+        hooks: HookPipeline,
+    ) -> None:
+        self.spec = spec
+        self.preset = preset
+        self.provider = provider
+        self.registry = registry
+        self.log = log
+        self.pipeline = pipeline
+        self.hooks = hooks
+
+    @property
+    def session_id(self) -> str:
+        return self.log.session_id
+
+    @classmethod
+    def create(cls, spec: SessionSpec) -> AgentSession:
+        """Compose and record a new session. Anything unknown or broken fails here, before any
+        model call and before the log exists."""
+        root = _check_repo(spec.repo)
+        preset = spec.preset if isinstance(spec.preset, Preset) else get_preset(spec.preset)
+        if spec.approval not in POLICIES:
+            raise ConfigError(f"unknown approval policy {spec.approval!r}; use one of {', '.join(POLICIES)}")
+        available = ToolRegistry(spec.tools if spec.tools is not None else builtin_tools())
+        registry = available.subset(preset.tools)
+        provider = spec.provider or resolve_model(spec.model, spec.model_config)
+        approvals = ApprovalService(spec.approval, spec.answerer)
+        if spec.parent_session_id is not None:
+            approvals = approvals.for_child()
+        log = SessionLog(spec.store, new_session_id())
+        if spec.on_event is not None:
+            log.subscribe(spec.on_event)
+        artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"
+        artifacts = artifacts_root / log.session_id
+        env = ToolEnvironment(root, artifacts, spec.services, preset.profile)
+        pipeline = ToolPipeline(registry, approvals, log, env, guards=spec.guards)
+        log.append(
+            "session.created",
+            {
+                "preset": preset.name,
+                "model": spec.model,
+                "root": str(root),
+                "approval_policy": approvals.policy,
+                "parent_session_id": spec.parent_session_id,
+                "title": spec.title,
+                "tools": list(preset.tools),
+            },
+        )
+        return cls(spec, preset, provider, registry, log, pipeline, HookPipeline())
+
+
+def _check_repo(repo: Path) -> Path:
+    root = Path(repo).expanduser()
+    if not root.is_dir():
+        raise ConfigError(f"repository {str(repo)!r} is not a directory; pass an existing folder with --repo")
+    return root.resolve()
+
+
+def tool_names(tools: Iterable[AnyTool]) -> list[str]:
+    return [t.name for t in tools]

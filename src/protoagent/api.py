@@ -1,0 +1,87 @@
+"""The Python SDK: open the session store, run an agent, read sessions back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from protoagent.agents.loop import AgentLoop
+from protoagent.agents.presets import Preset
+from protoagent.agents.session import AgentSession, SessionSpec
+from protoagent.events.sqlite_store import SQLiteStore
+from protoagent.events.store import SessionStore
+from protoagent.events.types import Event
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.registry import ModelConfig
+from protoagent.tools.approvals import Answerer, Policy
+
+HOME_ENV = "PROTOAGENT_HOME"
+STORE_FILE = "sessions.sqlite"
+
+
+def data_home() -> Path:
+    """Where ProtoAgent keeps its data: ``$PROTOAGENT_HOME`` or ``~/.protoagent``."""
+    override = os.environ.get(HOME_ENV)
+    return Path(override).expanduser() if override else Path.home() / ".protoagent"
+
+
+def open_store(home: Path | None = None) -> SQLiteStore:
+    """The default SQLite session store under the data home."""
+    return SQLiteStore((home or data_home()) / STORE_FILE)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a run ended. The session log holds the full record."""
+
+    session_id: str
+    status: Literal["completed", "failed", "incomplete"]
+    text: str
+    steps: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "status": self.status, "text": self.text, "steps": self.steps}
+
+
+async def run_agent(
+    objective: str,
+    *,
+    repo: Path,
+    model: str,
+    store: SessionStore,
+    approval: Policy = "ask",
+    answerer: Answerer | None = None,
+    preset: str | Preset = "coding",
+    provider: ModelProvider | None = None,
+    model_config: ModelConfig | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> RunResult:
+    """Compose a session for ``objective`` on ``repo`` and run one agent turn to its end."""
+    spec = SessionSpec(
+        repo=repo,
+        model=model,
+        store=store,
+        preset=preset,
+        approval=approval,
+        answerer=answerer,
+        title=objective[:120],
+        provider=provider,
+        model_config=model_config or ModelConfig(),
+        on_event=on_event,
+        artifacts_root=data_home() / "artifacts",
+    )
+    session = AgentSession.create(spec)
+    outcome = await AgentLoop(session).run_turn(objective)
+    status: Literal["completed", "failed", "incomplete"] = (
+        "completed" if outcome.status == "completed" else "failed" if outcome.status == "failed" else "incomplete"
+    )
+    session.log.append("run.ended", {"status": status, "summary": outcome.text})
+    return RunResult(session.session_id, status, outcome.text, outcome.steps)
+
+
+def load_session(session_id: str, store: SessionStore | None = None) -> list[Event]:
+    """The events of one session, in order (refusing a log that does not validate)."""
+    return (store or open_store()).load(session_id)

@@ -1,0 +1,170 @@
+"""Every event type the log may hold, with the payload fields it requires.
+
+Payloads allow extra fields so a part can add detail without a format change; required
+fields are what readers rely on. A type missing here is refused on append and on load.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class SessionCreated(Payload):
+    preset: str
+    model: str
+    root: str
+    approval_policy: str
+    parent_session_id: str | None = None
+
+
+class UserMessage(Payload):
+    text: str
+
+
+class ContextInjected(Payload):
+    text: str
+    source: str
+
+
+class TurnStarted(Payload):
+    pass
+
+
+class TurnEnded(Payload):
+    status: Literal["completed", "failed", "cancelled", "limit"]
+    reason: str = ""
+
+
+class ModelRequested(Payload):
+    provider: str
+    model: str
+    attempt: int = 1
+    message_count: int = 0
+    tool_names: list[str] = []
+
+
+class ModelDelta(Payload):
+    text: str
+
+
+class ToolCallRecord(Payload):
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class UsageRecord(Payload):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+
+
+class ModelCompleted(Payload):
+    text: str
+    tool_calls: list[ToolCallRecord] = []
+    usage: UsageRecord = UsageRecord()
+    stop_reason: str = "stop"
+
+
+class ModelRetrying(Payload):
+    attempt: int
+    delay_s: float
+    error: str
+
+
+class ModelFailed(Payload):
+    error: str
+    provider: str = ""
+
+
+class ToolStarted(Payload):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ApprovalRequested(Payload):
+    call_id: str
+    tool: str
+    effect: str
+    preview: str
+    paths: list[str] = []
+
+
+class ApprovalDecided(Payload):
+    call_id: str
+    tool: str
+    decision: Literal["allow", "deny"]
+    source: str
+    """Who decided: ``policy``, ``answerer``, ``guard`` or ``default``."""
+    reason: str = ""
+
+
+class ToolEnded(Payload):
+    call_id: str
+    tool: str
+    status: Literal["ok", "error", "denied", "rejected"]
+    output: str
+    """The model-visible result text."""
+    data: dict[str, Any] = {}
+    artifact: str | None = None
+
+
+class RunEnded(Payload):
+    status: Literal["completed", "failed", "incomplete", "cancelled"]
+    summary: str = ""
+
+
+class Generic(Payload):
+    """Workflow facts whose fields are defined by the part that records them."""
+
+
+CATALOG: dict[str, type[Payload]] = {
+    "session.created": SessionCreated,
+    "user.message": UserMessage,
+    "context.injected": ContextInjected,
+    "turn.started": TurnStarted,
+    "turn.ended": TurnEnded,
+    "model.requested": ModelRequested,
+    "model.delta": ModelDelta,
+    "model.completed": ModelCompleted,
+    "model.retrying": ModelRetrying,
+    "model.failed": ModelFailed,
+    "tool.started": ToolStarted,
+    "approval.requested": ApprovalRequested,
+    "approval.decided": ApprovalDecided,
+    "tool.ended": ToolEnded,
+    "run.ended": RunEnded,
+    # Workflow and evidence facts (see spec/task-workflow.txt).
+    "task.updated": Generic,
+    "checks.discovered": Generic,
+    "check.receipt": Generic,
+    "verification.unavailable": Generic,
+    "workflow.phase": Generic,
+    "workflow.work_yielded": Generic,
+    "workflow.continuing": Generic,
+    "worker.started": Generic,
+    "worker.continuing": Generic,
+    "worker.ended": Generic,
+    "evidence.reported": Generic,
+}
+
+
+def validate_payload(event_type: str, payload: dict[str, Any]) -> str | None:
+    """Return ``None`` if the payload fits its type, else a one-line description of the problem."""
+    model = CATALOG.get(event_type)
+    if model is None:
+        return f"unknown event type {event_type!r}"
+    try:
+        model.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "payload"
+        return f"{event_type} payload field {where!r}: {first['msg']}"
+    return None

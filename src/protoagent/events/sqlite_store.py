@@ -1,0 +1,121 @@
+"""The default session store: one SQLite file (WAL), one row per event."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+from protoagent.errors import SessionLoadError
+from protoagent.events.store import SessionSummary, check_loaded
+from protoagent.events.types import FORMAT_VERSION, Event
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    format_version INTEGER NOT NULL,
+    title TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    time REAL NOT NULL,
+    type TEXT NOT NULL,
+    turn INTEGER,
+    step INTEGER,
+    agent TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+class SQLiteStore:
+    """Session logs in one SQLite database. Each append is its own transaction, so a process
+    killed mid-append leaves every earlier event whole and loadable."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, event: Event) -> None:
+        row = (
+            event.session_id,
+            event.seq,
+            event.time,
+            event.type,
+            event.turn,
+            event.step,
+            event.agent,
+            json.dumps(event.payload, separators=(",", ":")),
+        )
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                if event.seq == 1:
+                    title = str(event.payload.get("title", ""))
+                    self._db.execute(
+                        "INSERT INTO sessions(session_id, created, format_version, title) VALUES (?,?,?,?)",
+                        (event.session_id, event.time, FORMAT_VERSION, title),
+                    )
+                self._db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", row)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def load(self, session_id: str) -> list[Event]:
+        with self._lock:
+            head = self._db.execute(
+                "SELECT format_version FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if head is None:
+                raise SessionLoadError(session_id, f"no such session in {self.path}")
+            rows = self._db.execute(
+                "SELECT seq, time, type, turn, step, agent, payload FROM events WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        events = [_row_to_event(session_id, row) for row in rows]
+        check_loaded(session_id, int(head[0]), events)
+        return events
+
+    def list(self) -> list[SessionSummary]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT s.session_id, s.created, s.format_version, s.title, "
+                "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.session_id) "
+                "FROM sessions s ORDER BY s.created"
+            ).fetchall()
+        return [SessionSummary(r[0], r[1], r[4], r[2], r[3]) for r in rows]
+
+
+def _row_to_event(session_id: str, row: tuple[object, ...]) -> Event:
+    seq, time, type_, turn, step, agent, payload_text = row
+    try:
+        payload = json.loads(str(payload_text))
+    except json.JSONDecodeError as exc:
+        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not a JSON object")
+    # Rows come from our own schema; model_construct skips re-validating the envelope, and
+    # check_loaded validates every payload against the catalog.
+    return Event.model_construct(
+        seq=seq, session_id=session_id, time=time, type=type_, turn=turn, step=step, agent=agent, payload=payload
+    )

@@ -1,0 +1,85 @@
+"""Session stores: the ``SessionStore`` protocol, an in-memory store and load validation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from protoagent.errors import SessionLoadError
+from protoagent.events.catalog import validate_payload
+from protoagent.events.types import FORMAT_VERSION, Event
+
+REQUIRED_FIRST_EVENT = "session.created"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One line of ``sessions list``."""
+
+    session_id: str
+    created: float
+    event_count: int
+    format_version: int
+    title: str
+
+
+class SessionStore(Protocol):
+    """Where session logs live. ``append`` is atomic per event; ``load`` validates."""
+
+    def append(self, event: Event) -> None: ...
+
+    def load(self, session_id: str) -> list[Event]: ...
+
+    def list(self) -> list[SessionSummary]: ...
+
+
+def check_loaded(session_id: str, version: int, events: Sequence[Event]) -> None:
+    """Refuse a log whose version, required events or contents are not what we write."""
+    if version != FORMAT_VERSION:
+        newer = "newer" if version > FORMAT_VERSION else "older"
+        raise SessionLoadError(
+            session_id,
+            f"format version {version} is {newer} than this ProtoAgent's version {FORMAT_VERSION}; "
+            "use a ProtoAgent release that writes that version",
+        )
+    if not events:
+        raise SessionLoadError(session_id, "it has no events (no 'session.created')")
+    if events[0].type != REQUIRED_FIRST_EVENT:
+        raise SessionLoadError(
+            session_id, f"the first event is {events[0].type!r}, not the required {REQUIRED_FIRST_EVENT!r}"
+        )
+    for expected, event in enumerate(events, start=1):
+        if event.seq != expected:
+            raise SessionLoadError(session_id, f"event sequence has a gap: expected seq {expected}, found {event.seq}")
+        problem = validate_payload(event.type, event.payload)
+        if problem is not None:
+            raise SessionLoadError(session_id, f"malformed event at seq {event.seq}: {problem}")
+
+
+class MemoryStore:
+    """A store that keeps logs in this process only (tests, embedded short-lived runs)."""
+
+    def __init__(self) -> None:
+        self._logs: dict[str, list[Event]] = {}
+
+    def append(self, event: Event) -> None:
+        log = self._logs.setdefault(event.session_id, [])
+        if event.seq != len(log) + 1:
+            raise ValueError(f"event seq {event.seq} does not follow {len(log)} in {event.session_id!r}")
+        log.append(event)
+
+    def load(self, session_id: str) -> list[Event]:
+        if session_id not in self._logs:
+            raise SessionLoadError(session_id, "no such session in this store")
+        events = list(self._logs[session_id])
+        check_loaded(session_id, FORMAT_VERSION, events)
+        return events
+
+    def list(self) -> list[SessionSummary]:
+        out = []
+        for sid, log in self._logs.items():
+            title = str(log[0].payload.get("title", "")) if log else ""
+            created = log[0].time if log else 0.0
+            out.append(SessionSummary(sid, created, len(log), FORMAT_VERSION, title))
+        return sorted(out, key=lambda s: s.created)

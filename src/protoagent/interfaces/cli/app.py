@@ -1,0 +1,168 @@
+"""The ``protoagent`` command. Entry points only wire parts together; heavy imports are lazy."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    name="protoagent",
+    help="ProtoAgent: a coding-agent harness that turns an objective into governed model work and evidence.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sessions_app = typer.Typer(help="List and show recorded sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+class ApprovalChoice(StrEnum):
+    ask = "ask"
+    auto_edit = "auto-edit"
+    auto = "auto"
+    deny = "deny"
+
+
+@app.command()
+def run(
+    objective: Annotated[str, typer.Argument(help="What you want done, in plain words.")],
+    repo: Annotated[Path, typer.Option(help="Repository to work in.")] = Path("."),
+    model: Annotated[
+        str,
+        typer.Option(
+            help="Model spec: local, local:PATH, scripted:PATH, openai:MODEL, "
+            "openai-compatible:URL#MODEL, anthropic:MODEL."
+        ),
+    ] = "local",
+    approval: Annotated[ApprovalChoice, typer.Option(help="Approval policy for file writes and commands.")] = (
+        ApprovalChoice.ask
+    ),
+    preset: Annotated[str, typer.Option(help="Agent preset: coding, readonly, chat.")] = "coding",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")] = False,
+) -> None:
+    """Run an agent on OBJECTIVE in a repository and report what happened."""
+    import asyncio
+
+    from rich.console import Console
+
+    from protoagent.api import open_store, run_agent
+    from protoagent.errors import ConfigError
+    from protoagent.interfaces.cli.render import TerminalRenderer, terminal_answerer
+
+    console = Console(stderr=as_json)
+    renderer = None if as_json else TerminalRenderer(console)
+    answerer = terminal_answerer(console) if approval is ApprovalChoice.ask and not as_json else None
+    with open_store() as store:
+        try:
+            result = asyncio.run(
+                run_agent(
+                    objective,
+                    repo=repo,
+                    model=model,
+                    store=store,
+                    approval=approval.value,
+                    answerer=answerer,
+                    preset=preset,
+                    on_event=renderer,
+                )
+            )
+        except ConfigError as exc:
+            _fail(str(exc), as_json)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+    else:
+        console.print(f"\n[bold]{result.status}[/bold] · session {result.session_id} · {result.steps} step(s)")
+    if result.status != "completed":
+        raise typer.Exit(EXIT_FAILED)
+
+
+@sessions_app.command("list")
+def sessions_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List recorded sessions, oldest first."""
+    from protoagent.api import open_store
+
+    with open_store() as store:
+        rows = store.list()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "session_id": r.session_id,
+                        "created": r.created,
+                        "events": r.event_count,
+                        "format_version": r.format_version,
+                        "title": r.title,
+                    }
+                    for r in rows
+                ]
+            )
+        )
+        return
+    for r in rows:
+        typer.echo(f"{r.session_id}  {r.event_count:>6} events  {r.title}")
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_id: Annotated[str, typer.Argument(help="Session id from 'sessions list'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the events as JSON.")] = False,
+) -> None:
+    """Show the events of one session, in order."""
+    from protoagent.api import open_store
+    from protoagent.errors import SessionLoadError
+
+    with open_store() as store:
+        try:
+            events = store.load(session_id)
+        except SessionLoadError as exc:
+            _fail(str(exc), as_json)
+    if as_json:
+        typer.echo(json.dumps({"session_id": session_id, "events": [e.model_dump() for e in events]}))
+        return
+    for e in events:
+        where = f"t{e.turn}.s{e.step}" if e.turn is not None else ""
+        typer.echo(f"{e.seq:>5} {e.type:<20} {e.agent:<10} {where:<8} {_brief(e.payload)}")
+
+
+@app.command()
+def checks(
+    repo: Annotated[Path, typer.Option(help="Repository to inspect.")] = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show the checks ProtoAgent would run for a repository, and why each was chosen."""
+    from protoagent.interfaces.cli.checks_cmd import checks_command
+
+    raise typer.Exit(checks_command(repo, as_json))
+
+
+@app.command()
+def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List model providers, the default model and whether the embedded model is installed."""
+    from protoagent.interfaces.cli.models_cmd import models_command
+
+    raise typer.Exit(models_command(as_json))
+
+
+def _fail(message: str, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"status": "error", "error": message}))
+    else:
+        typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _brief(payload: dict[str, Any]) -> str:
+    text = json.dumps(payload, ensure_ascii=False)
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def main() -> None:
+    app()

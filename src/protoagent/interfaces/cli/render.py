@@ -1,0 +1,78 @@
+"""Terminal rendering of a live session: model text, tool cards and approval prompts."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from protoagent.events.types import Event
+from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+_STATUS_STYLE = {"ok": "green", "error": "red", "denied": "yellow", "rejected": "magenta"}
+
+
+class TerminalRenderer:
+    """Subscribes to a session log and prints what happens as it happens."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._streaming = False
+
+    def __call__(self, event: Event) -> None:
+        payload = event.payload
+        match event.type:
+            case "session.created":
+                self.console.print(
+                    f"[bold]session[/bold] {event.session_id}  model={payload['model']}  "
+                    f"approval={payload['approval_policy']}  repo={payload['root']}"
+                )
+            case "model.delta":
+                self._streaming = True
+                self.console.print(payload["text"], end="", markup=False, highlight=False)
+            case "model.completed":
+                self._end_stream()
+            case "tool.started":
+                args = ", ".join(f"{k}={_short(v)}" for k, v in payload["arguments"].items())
+                self.console.print(f"[cyan]▶ {payload['tool']}[/cyan]({args})", highlight=False)
+            case "tool.ended":
+                style = _STATUS_STYLE.get(payload["status"], "white")
+                first = payload["output"].splitlines()[0] if payload["output"] else ""
+                self.console.print(f"  [{style}]{payload['status']}[/{style}] {_short(first, 100)}", highlight=False)
+            case "model.retrying":
+                self.console.print(f"[yellow]retrying in {payload['delay_s']:.1f}s: {payload['error']}[/yellow]")
+            case "model.failed":
+                self._end_stream()
+                self.console.print(f"[red]model failed: {payload['error']}[/red]", highlight=False)
+            case "approval.decided" if payload["source"] != "answerer":
+                self.console.print(f"  [dim]{payload['decision']} by {payload['source']}: {payload['reason']}[/dim]")
+            case _:
+                pass
+
+    def _end_stream(self) -> None:
+        if self._streaming:
+            self.console.print()
+            self._streaming = False
+
+
+def terminal_answerer(console: Console) -> Answerer | None:
+    """An answerer that asks on the terminal, or ``None`` when there is no terminal to ask on."""
+    if not sys.stdin.isatty():
+        return None
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        console.rule(f"approve {request.effect} by {request.tool}?")
+        console.print(request.preview, markup=False, highlight=False)
+        reply = await asyncio.to_thread(input, "allow once? [y/N] ")
+        allowed = reply.strip().lower() in ("y", "yes")
+        return ApprovalAnswer(allowed, "approved on the terminal" if allowed else "declined on the terminal")
+
+    return ask
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = str(value).replace("\n", "⏎")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
