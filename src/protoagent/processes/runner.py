@@ -1,0 +1,276 @@
+"""Running prepared commands: one process group per command, a journal per process, a registry
+that tracks every live process of a session and stops them all on shutdown.
+
+Each process has a supervisor thread that reaps it, enforces its timeout (SIGTERM to the
+group, SIGKILL after a grace period) and, once the leader has exited, stops whatever is left of
+its group: a command is finished when its leader exits, and nothing it started outlives it
+(a descendant that leaves the group with ``setsid`` escapes this and is not tracked). The
+thread makes timeouts hold even when no event loop is waiting, as for a shell command that
+went on running after its call returned. Async callers poll the supervisor's flag, so a
+process can be observed from any event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from protoagent.errors import RunError
+from protoagent.processes.command import PreparedCommand
+from protoagent.processes.groups import group_alive, signal_group, wait_group_gone
+from protoagent.processes.journal import OutputJournal, create_artifact
+
+DEFAULT_GRACE_S = 2.0
+"""Seconds between SIGTERM and SIGKILL when a process group is stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessState:
+    """A consistent snapshot of how a process stands."""
+
+    running: bool
+    exit_code: int | None
+    """The leader's exit status once finished (negative: the signal that ended it)."""
+    timed_out: bool
+    terminated: bool
+    duration_s: float
+
+
+class ManagedProcess:
+    """One started command: its group, its journal and how it ended."""
+
+    def __init__(
+        self, process_id: str, command: PreparedCommand, label: str, journal: OutputJournal, grace_s: float
+    ) -> None:
+        self.id = process_id
+        self.command = command
+        self.label = label
+        """What the caller asked to run (the argv, or a shell command line)."""
+        self.journal = journal
+        self.timed_out = False
+        self.terminated = False
+        self._grace_s = grace_s
+        self._done = threading.Event()
+        self._started = time.monotonic()
+        self._ended: float | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+
+    def start(self, artifact_fd: int) -> None:
+        """Spawn the command in a new session writing to ``artifact_fd``; supervise it."""
+        self._popen = subprocess.Popen(
+            self.command.spawn_argv(),
+            cwd=self.command.cwd,
+            env=self.command.environment,
+            stdin=subprocess.DEVNULL,
+            stdout=artifact_fd,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+        self._started = time.monotonic()
+        name = f"protoagent-process-{self.id}"
+        threading.Thread(target=self._supervise, name=name, daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        assert self._popen is not None, "process was not started"
+        return self._popen.pid
+
+    @property
+    def running(self) -> bool:
+        return not self._done.is_set()
+
+    def state(self) -> ProcessState:
+        """Snapshot the process; once it reads finished, every field is final."""
+        done = self._done.is_set()
+        code = self._popen.returncode if done and self._popen is not None else None
+        end = self._ended if done and self._ended is not None else time.monotonic()
+        return ProcessState(
+            running=not done,
+            exit_code=code,
+            timed_out=self.timed_out,
+            terminated=self.terminated,
+            duration_s=round(end - self._started, 3),
+        )
+
+    async def wait(self, timeout_s: float | None) -> bool:
+        """Wait up to ``timeout_s`` (None: no limit) for the process to finish; true if it did."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        delay = 0.0005
+        while self.running:
+            pause = delay
+            if deadline is not None:
+                pause = min(delay, deadline - time.monotonic())
+                if pause <= 0:
+                    return False
+            await asyncio.sleep(pause)
+            delay = min(delay * 2, 0.025)
+        return True
+
+    def wait_sync(self, timeout_s: float) -> bool:
+        """Block up to ``timeout_s`` for the process to finish (for callers outside a loop)."""
+        return self._done.wait(timeout_s)
+
+    async def terminate(self) -> None:
+        """Stop the whole group: SIGTERM, then SIGKILL after the grace period."""
+        if not self.running:
+            return
+        self.terminated = True
+        signal_group(self.pid, signal.SIGTERM)
+        if not await self.wait(self._grace_s):
+            signal_group(self.pid, signal.SIGKILL)
+            await self.wait(None)
+
+    def kill(self) -> None:
+        """Stop the whole group at once (cancellation): SIGKILL, then wait for the supervisor."""
+        if self.running:
+            self.terminated = True
+            signal_group(self.pid, signal.SIGKILL)
+            self.wait_sync(self._grace_s * 2)
+
+    def _supervise(self) -> None:
+        assert self._popen is not None
+        try:
+            try:
+                self._popen.wait(timeout=self.command.timeout_s)
+            except subprocess.TimeoutExpired:
+                self.timed_out = True
+                self._stop_leader()
+            self._clear_group()
+        finally:
+            # Waiters must never hang, even if stopping the group failed unexpectedly.
+            self._ended = time.monotonic()
+            self._done.set()
+
+    def _stop_leader(self) -> None:
+        assert self._popen is not None
+        signal_group(self.pid, signal.SIGTERM)
+        try:
+            self._popen.wait(timeout=self._grace_s)
+        except subprocess.TimeoutExpired:
+            signal_group(self.pid, signal.SIGKILL)
+            self._popen.wait()
+
+    def _clear_group(self) -> None:
+        if not group_alive(self.pid):
+            return
+        signal_group(self.pid, signal.SIGTERM)
+        if not wait_group_gone(self.pid, self._grace_s):
+            signal_group(self.pid, signal.SIGKILL)
+            wait_group_gone(self.pid, self._grace_s)
+
+
+class ProcessRegistry:
+    """Every process a session started, by opaque id (``p_<8 hex>``).
+
+    The session wiring creates one per session and puts it into
+    ``ToolContext.services["processes"]``; the application calls ``shutdown`` on exit.
+    Commands run to completion by ``execute_command`` are tracked while they run and then
+    forgotten; shell processes stay listed for the ``process`` tool.
+    """
+
+    def __init__(self, *, grace_s: float = DEFAULT_GRACE_S) -> None:
+        self.grace_s = grace_s
+        self.deferred = False
+        """True once a shell call returned a process id (the ``process`` tool is then offered)."""
+        self._processes: dict[str, ManagedProcess] = {}
+        self._listed: set[str] = set()
+        self._scratch: Path | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def artifacts_dir(self, session_dir: Path | None) -> Path:
+        """``session_dir`` or, without one, a temporary folder this registry keeps for the session."""
+        if session_dir is not None:
+            return session_dir
+        with self._lock:
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix="protoagent-session-"))
+            return self._scratch
+
+    def start(self, command: PreparedCommand, *, artifacts_dir: Path, label: str, listed: bool) -> ManagedProcess:
+        """Spawn ``command`` journalling to a new artifact under ``artifacts_dir/processes``.
+
+        Raises ``OSError`` when the operating system cannot start it (the artifact is removed).
+        """
+        if self._closed:
+            raise RunError("the process registry was shut down; no command can start")
+        session_home(artifacts_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
+        process_id, path, fd = self._claim_id(artifacts_dir / "processes")
+        process = ManagedProcess(process_id, command, label, OutputJournal(path), self.grace_s)
+        try:
+            process.start(fd)
+        except OSError:
+            path.unlink(missing_ok=True)
+            raise
+        finally:
+            os.close(fd)
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._processes[process_id] = process
+                if listed:
+                    self._listed.add(process_id)
+        if closed:
+            process.kill()
+            raise RunError("the process registry was shut down while the command started; it was stopped")
+        return process
+
+    def get(self, process_id: str) -> ManagedProcess | None:
+        with self._lock:
+            return self._processes.get(process_id) if process_id in self._listed else None
+
+    def listed(self) -> list[ManagedProcess]:
+        with self._lock:
+            return [self._processes[pid] for pid in self._processes if pid in self._listed]
+
+    def live(self) -> list[ManagedProcess]:
+        with self._lock:
+            return [process for process in self._processes.values() if process.running]
+
+    def forget(self, process_id: str) -> None:
+        with self._lock:
+            self._processes.pop(process_id, None)
+            self._listed.discard(process_id)
+
+    def shutdown(self) -> None:
+        """Stop every tracked process group (SIGTERM, grace, SIGKILL); refuse new starts."""
+        with self._lock:
+            self._closed = True
+        live = self.live()
+        for process in live:
+            process.terminated = True
+            signal_group(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.grace_s
+        for process in live:
+            process.wait_sync(max(0.0, deadline - time.monotonic()))
+        for process in live:
+            if process.running:
+                signal_group(process.pid, signal.SIGKILL)
+        for process in live:
+            process.wait_sync(self.grace_s * 2)
+
+    def _claim_id(self, folder: Path) -> tuple[str, Path, int]:
+        while True:
+            process_id = f"p_{secrets.token_hex(4)}"
+            with self._lock:
+                if process_id in self._processes:
+                    continue
+            try:
+                path, fd = create_artifact(folder, process_id)
+            except FileExistsError:
+                continue
+            return process_id, path, fd
+
+
+def session_home(artifacts_dir: Path) -> Path:
+    """The folder children of a session see as ``HOME``."""
+    return artifacts_dir / "home"
