@@ -77,3 +77,12 @@ class SessionLoadError(RunError):
         super().__init__(f"session {session_id!r} cannot be loaded: {problem}")
         self.session_id = session_id
         self.problem = problem
+
+
+class YieldControl(ProtoAgentError):
+    """A typed application control signal raised by a before-model hook: the agent stops before
+    its next model request and hands control back to the workflow. Not an error for the user."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
-from protoagent.errors import ProviderError
+from protoagent.errors import LimitExceeded, ProviderError, YieldControl
 from protoagent.events.messages import derive_messages
 from protoagent.models.types import ModelRequest, ModelTurn, TextDelta
 
@@ -31,89 +32,134 @@ class Finished:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The turn cannot go on (provider failure, exhausted script ...)."""
+    """The turn cannot go on (provider failure, exhausted script, context that cannot fit)."""
 
     reason: str
 
 
-Step = Continue | Finished | Failed
+@dataclass(frozen=True, slots=True)
+class Yielded:
+    """A before-model hook handed control back to the application (a typed signal)."""
+
+    reason: str
+
+
+Step = Continue | Finished | Failed | Yielded
 
 
 @dataclass(frozen=True, slots=True)
 class TurnOutcome:
-    """How a turn ended."""
+    """How a turn (or one window of it) ended."""
 
-    status: Literal["completed", "failed", "limit"]
+    status: Literal["completed", "failed", "limit", "yielded"]
     text: str
     steps: int
 
 
-class AgentLoop:
-    """Drives one ``AgentSession``. Every model input is read back from the log."""
+@dataclass(slots=True)
+class Budget:
+    """Model calls shared by every agent of one run."""
 
-    def __init__(self, session: AgentSession, *, agent: str = "main", backoff_s: float = BASE_BACKOFF_S) -> None:
+    max_model_calls: int = 80
+    used: int = field(default=0)
+
+    def charge(self) -> None:
+        if self.used >= self.max_model_calls:
+            raise LimitExceeded(f"the run used all {self.max_model_calls} model calls", limit="model_calls")
+        self.used += 1
+
+
+class AgentLoop:
+    """Drives one agent (a role) of an ``AgentSession``. Every model input is read back from the log."""
+
+    def __init__(
+        self,
+        session: AgentSession,
+        *,
+        agent: str = "main",
+        role: Preset | None = None,
+        budget: Budget | None = None,
+        backoff_s: float = BASE_BACKOFF_S,
+    ) -> None:
         self.session = session
         self.agent = agent
+        self.role = role or session.preset
+        self.budget = budget or Budget()
         self.backoff_s = backoff_s
         self.turn = 0
+        self.steps_taken = 0
 
-    async def run_turn(self, user_text: str) -> TurnOutcome:
-        log = self.session.log
-        self.turn = sum(1 for e in log.events if e.type == "turn.started" and e.agent == self.agent) + 1
-        log.append("turn.started", {}, turn=self.turn, agent=self.agent)
-        log.append("user.message", {"text": user_text}, turn=self.turn, agent=self.agent)
-        outcome = await self._steps()
-        log.append(
-            "turn.ended",
-            {"status": outcome.status, "reason": outcome.text if outcome.status != "completed" else ""},
-            turn=self.turn,
-            agent=self.agent,
-        )
+    async def run_turn(self, user_text: str, max_steps: int | None = None) -> TurnOutcome:
+        self.start_turn(user_text)
+        outcome = await self.run_steps(max_steps or self.role.max_steps)
+        self.end_turn(outcome)
         return outcome
 
-    async def _steps(self) -> TurnOutcome:
-        limit = self.session.preset.max_steps
-        for step in range(1, limit + 1):
-            match await self.step(step):
+    def start_turn(self, user_text: str, *, kind: str = "user.message") -> None:
+        log = self.session.log
+        self.turn = sum(1 for e in log.events if e.type == "turn.started" and e.agent == self.agent) + 1
+        self.steps_taken = 0
+        log.append("turn.started", {}, turn=self.turn, agent=self.agent)
+        payload = {"text": user_text} if kind == "user.message" else {"text": user_text, "source": "workflow"}
+        log.append(kind, payload, turn=self.turn, agent=self.agent)
+
+    def end_turn(self, outcome: TurnOutcome) -> None:
+        status = "completed" if outcome.status in ("completed", "yielded") else outcome.status
+        reason = "" if outcome.status == "completed" else outcome.text
+        self.session.log.append("turn.ended", {"status": status, "reason": reason}, turn=self.turn, agent=self.agent)
+
+    async def run_steps(self, limit: int) -> TurnOutcome:
+        """Run up to ``limit`` more steps of the current turn (a window)."""
+        for _ in range(limit):
+            self.steps_taken += 1
+            match await self.step(self.steps_taken):
                 case Continue():
                     continue
                 case Finished(text=text):
-                    return TurnOutcome("completed", text, step)
+                    return TurnOutcome("completed", text, self.steps_taken)
                 case Failed(reason=reason):
-                    return TurnOutcome("failed", reason, step)
-        return TurnOutcome("limit", f"the turn used all {limit} steps without a final answer", limit)
+                    return TurnOutcome("failed", reason, self.steps_taken)
+                case Yielded(reason=reason):
+                    return TurnOutcome("yielded", reason, self.steps_taken)
+        return TurnOutcome("limit", f"used all {limit} steps of this window without a final answer", self.steps_taken)
 
     async def step(self, step: int) -> Step:
-        request = self.build_request()
         try:
+            request = self.build_request()
+            self.budget.charge()
             turn = await self._call_model(request, step)
-        except ProviderError as exc:
-            self.session.log.append(
-                "model.failed",
-                {"error": str(exc), "provider": exc.provider, "status": exc.status, "transient": exc.transient},
-                turn=self.turn,
-                step=step,
-                agent=self.agent,
-            )
+        except YieldControl as signal:
+            return Yielded(signal.reason)
+        except (ProviderError, LimitExceeded) as exc:
+            self._record_failure(exc, step)
             return Failed(str(exc))
         if not turn.tool_calls:
             return Finished(turn.text)
         for call in turn.tool_calls:
-            await self.session.pipeline.run(call, agent=self.agent, turn=self.turn, step=step)
+            await self.session.pipeline.run(
+                call, agent=self.agent, allowed=self.role.tools, turn=self.turn, step=step, profile=self.role.profile
+            )
         return Continue()
 
     def build_request(self) -> ModelRequest:
         session = self.session
-        preset = session.preset
         request = ModelRequest(
-            system=preset.system_prompt,
+            system=self.role.system_prompt,
             messages=tuple(derive_messages(session.log.events, self.agent)),
-            tools=session.registry.schemas(),
-            action_mode=preset.action_mode,
+            tools=session.registry.schemas(self.role.tools),
+            action_mode=self.role.action_mode,
             agent_role=self.agent,
             max_output_tokens=session.spec.model_config.max_output_tokens,
         )
         return session.hooks.before_model(request, session.log.events)
+
+    def _record_failure(self, exc: ProviderError | LimitExceeded, step: int) -> None:
+        payload: dict[str, object] = {"error": str(exc)}
+        if isinstance(exc, ProviderError):
+            payload.update(provider=exc.provider, status=exc.status, transient=exc.transient)
+        else:
+            payload.update(provider=self.session.provider.name, limit=exc.limit)
+        self.session.log.append("model.failed", payload, turn=self.turn, step=step, agent=self.agent)
 
     async def _call_model(self, request: ModelRequest, step: int) -> ModelTurn:
         provider = self.session.provider

@@ -78,6 +78,11 @@ class AgentSession:
         self.hooks = hooks
 
     @property
+    def root(self) -> Path:
+        """The selected workspace root."""
+        return self.pipeline.env.root
+
+    @property
     def session_id(self) -> str:
         return self.log.session_id
 

@@ -142,6 +142,7 @@ CATALOG: dict[str, type[Payload]] = {
     "tool.ended": ToolEnded,
     "run.ended": RunEnded,
     # Workflow and evidence facts (see spec/task-workflow.txt).
+    "run.contract": Generic,
     "task.updated": Generic,
     "checks.discovered": Generic,
     "check.receipt": Generic,

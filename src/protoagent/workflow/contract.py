@@ -1,0 +1,130 @@
+"""``RunContract``: the per-turn surface (conversation, question, verification, editing)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal, cast
+
+from protoagent.errors import ProviderError
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.types import Message, ModelRequest, ModelTurn
+
+Surface = Literal["conversation", "question", "verification", "editing"]
+SURFACES: tuple[Surface, ...] = ("conversation", "question", "verification", "editing")
+
+_EDIT = re.compile(
+    r"\b(fix|add|implement|change|refactor|rename|remove|delete|update|write|create|make|move|edit|improve|"
+    r"support|replace|rewrite|repair|correct|patch|bump|migrate|convert)\b",
+    re.I,
+)
+_CHAT = re.compile(
+    r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|who are you|"
+    r"what can you do|how are you)\b",
+    re.I,
+)
+_VERIFY = re.compile(r"^\s*(please\s+)?(run|execute|verify|check)\b.*\b(tests?|checks?|suite|build|lint)\b", re.I)
+_QUESTION = re.compile(
+    r"^\s*(what|where|why|how|which|who|when|explain|describe|show me|list|is|are|does|do|can)\b", re.I
+)
+_READ_ONLY = re.compile(
+    r"\b(don'?t|do not|without)\s+(change|chang|modify|edit|touch|writ)\w*|\bread[- ]only\b|"
+    r"\bno changes\b",
+    re.I,
+)
+_DEFER = re.compile(
+    r"\b(don'?t|do not)\s+run\s+(it|them|the\s+(tests?|checks?))\b|\bi'?ll\s+(do|run)\s+it\b|"
+    r"\bi will (run|verify)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunContract:
+    """The structured decision for one turn."""
+
+    surface: Surface
+    source: Literal["forced", "rules", "model", "fallback"]
+    reason: str
+    read_only: bool = False
+    """The person asked for no changes: file writes are denied whatever the surface."""
+    defer_verification: bool = False
+    """The person will run the checks: verification is deferred at once."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "surface": self.surface,
+            "source": self.source,
+            "reason": self.reason,
+            "read_only": self.read_only,
+            "defer_verification": self.defer_verification,
+        }
+
+
+def classify(objective: str) -> tuple[Surface, str] | None:
+    """Deterministic rules; ``None`` when the request is not clearly one surface."""
+    text = objective.strip()
+    edits = bool(_EDIT.search(text))
+    if _CHAT.match(text) and len(text.split()) <= 8 and not edits:
+        return "conversation", "a greeting or conversational remark"
+    if _VERIFY.match(text) and not edits:
+        return "verification", "asks to run checks without changing code"
+    if (text.endswith("?") or _QUESTION.match(text)) and not edits:
+        return "question", "a question about the repository"
+    if edits:
+        return "editing", "asks for a change"
+    return None
+
+
+async def select_contract(
+    objective: str, forced: Surface | None = None, provider: ModelProvider | None = None
+) -> RunContract:
+    """Forced surface, else rules, else one structured model decision, else the fallback."""
+    read_only = bool(_READ_ONLY.search(objective))
+    defer = bool(_DEFER.search(objective))
+    if forced is not None:
+        return RunContract(forced, "forced", "chosen with --surface", read_only, defer)
+    ruled = classify(objective)
+    if ruled is not None:
+        surface, reason = ruled
+        if read_only and surface == "editing":
+            surface, reason = "question", "asks for no changes"
+        return RunContract(surface, "rules", reason, read_only, defer)
+    if provider is not None:
+        decided = await _ask_model(objective, provider)
+        if decided is not None:
+            surface = "question" if read_only and decided == "editing" else decided
+            return RunContract(surface, "model", "structured decision by the model", read_only, defer)
+    fallback: Surface = "question" if read_only else "editing"
+    return RunContract(fallback, "fallback", "no rule matched and no valid model decision", read_only, defer)
+
+
+ROUTER_SCHEMA = {"type": "object", "properties": {"surface": {"enum": list(SURFACES)}}, "required": ["surface"]}
+
+
+async def _ask_model(objective: str, provider: ModelProvider) -> Surface | None:
+    request = ModelRequest(
+        system='Classify the request. Reply with JSON {"surface": S}, S one of conversation, question, '
+        "verification, editing.",
+        messages=(Message("user", objective),),
+        action_mode="json",
+        output_schema=ROUTER_SCHEMA,
+        max_output_tokens=32,
+        agent_role="router",
+    )
+    final: ModelTurn | None = None
+    try:
+        async for item in provider.stream(request):
+            if isinstance(item, ModelTurn):
+                final = item
+    except ProviderError:
+        return None
+    if final is None:
+        return None
+    match = re.search(r"\{.*\}", final.text, re.S)
+    try:
+        surface = json.loads(match.group(0)).get("surface") if match else None
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return cast(Surface, surface) if surface in SURFACES else None

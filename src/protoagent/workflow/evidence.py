@@ -1,0 +1,148 @@
+"""Completion evidence from receipts: ``applied``, ``verified`` and ``criteria_supported``."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from protoagent.events.types import Event
+from protoagent.workflow.task import TaskRecord, is_documentation_path
+from protoagent.workflow.workers import file_writes, revision_current
+
+Verification = Literal["verified", "failed", "unavailable", "deferred", "not_run", "stale", "no_checks", "denied"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    id: str
+    phase: str
+    outcome: str
+    seq: int
+    tests_run: int | None = None
+    output: str = ""
+    """Bounded tail of the check's output, for repair prompts and reports."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "phase": self.phase, "outcome": self.outcome, "tests_run": self.tests_run}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    applied: bool
+    verified: bool
+    criteria_supported: bool
+    changed_files: tuple[str, ...]
+    checks: tuple[CheckResult, ...]
+    verification: Verification
+    notes: tuple[str, ...] = field(default=())
+
+
+def check_results(events: Sequence[Event]) -> list[CheckResult]:
+    """Every run_check receipt in the log, in order."""
+    results = []
+    for e in events:
+        if e.type != "tool.ended" or e.payload["tool"] != "run_check":
+            continue
+        data = e.payload.get("data", {})
+        if "check_id" not in data:
+            continue
+        outcome = data.get("outcome") or e.payload["status"]
+        if e.payload["status"] == "denied":
+            outcome = "denied"
+        results.append(
+            CheckResult(
+                str(data["check_id"]),
+                str(data.get("phase", "verify")),
+                str(outcome),
+                e.seq,
+                data.get("tests_run"),
+                str(e.payload["output"])[-1500:],
+            )
+        )
+    return results
+
+
+def dependencies_current(root: Path, event: Event) -> bool:
+    revisions = event.payload.get("data", {}).get("dependency_revisions") or {}
+    for rel, digest in revisions.items():
+        try:
+            current = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+        except OSError:
+            current = None
+        if current != digest:
+            return False
+    return True
+
+
+def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *, deferred: bool = False) -> Evidence:
+    """Evidence rules from spec/task-workflow.txt "Completion evidence"."""
+    writes = file_writes(events)
+    latest: dict[str, Event] = {}
+    for w in writes:
+        latest[str(w.payload["data"].get("path"))] = w
+    changed = tuple(latest)
+    applied = bool(latest) and all(revision_current(root, w) for w in latest.values())
+    last_write = max((w.seq for w in writes), default=0)
+    results = check_results(events)
+    by_seq = {e.seq: e for e in events}
+    notes: list[str] = []
+    final: dict[str, CheckResult] = {}
+    for r in results:
+        if r.phase == "verify" and r.seq > last_write:
+            final[r.id] = r
+    selected = record.selected_check_ids
+    verification = _verification(selected, final, by_seq, root, deferred, results, last_write, notes)
+    verified = verification == "verified"
+    docs_only = bool(changed) and all(is_documentation_path(p) for p in changed)
+    if record.unresolved_reports:
+        notes.append(
+            "unresolved worker report(s): " + ", ".join(f"{r.role} {r.status}" for r in record.unresolved_reports)
+        )
+    supported = applied and (verified or docs_only) and not record.unresolved_reports
+    if changed and not applied:
+        notes.append("some changed files no longer match the revision this run wrote")
+    return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes))
+
+
+def _verification(
+    selected: Sequence[str],
+    final: dict[str, CheckResult],
+    by_seq: dict[int, Event],
+    root: Path,
+    deferred: bool,
+    results: Sequence[CheckResult],
+    last_write: int,
+    notes: list[str],
+) -> Verification:
+    if deferred:
+        notes.append("verification deferred: you said you will run the checks")
+        return "deferred"
+    if not selected:
+        notes.append("no checks are selected, so nothing can verify a code change")
+        return "no_checks"
+    missing = [c for c in selected if c not in final]
+    if missing:
+        stale = [r.id for r in results if r.phase == "verify" and r.seq < last_write and r.id in missing]
+        if stale:
+            notes.append(f"final check(s) {sorted(set(stale))} ran before the last change: their evidence is stale")
+            return "stale"
+        notes.append(f"selected check(s) {missing} have no final run")
+        return "not_run"
+    outcomes = {c: final[c] for c in selected}
+    if any(r.outcome == "unavailable" for r in outcomes.values()):
+        return "unavailable"
+    if any(r.outcome == "denied" for r in outcomes.values()):
+        return "denied"
+    for c, r in outcomes.items():
+        if r.outcome != "passed":
+            return "failed"
+        if r.tests_run == 0:
+            notes.append(f"check {c!r} ran zero tests, which never verifies a change")
+            return "failed"
+        if not dependencies_current(root, by_seq[r.seq]):
+            notes.append(f"files check {c!r} depends on changed after it ran")
+            return "stale"
+    return "verified"

@@ -1,0 +1,173 @@
+"""The workflow graph: baseline → edit → final verification → at most two repairs."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
+from protoagent.agents.session import AgentSession
+from protoagent.events.types import Event
+from protoagent.models.types import ToolCall
+from protoagent.workflow import roles
+from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.contract import RunContract
+from protoagent.workflow.evidence import CheckResult, check_results
+from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
+
+MAX_REPAIRS = 2
+MAX_CONTINUATIONS = 2
+STOPPING_OUTCOMES = frozenset({"denied", "timed_out", "error", "cancelled"})
+
+
+@dataclass(slots=True)
+class GraphState:
+    repairs: int = 0
+    continuations: int = 0
+    deferred: bool = False
+    stop_reason: str = ""
+    model_failed: bool = False
+
+
+class WorkflowGraph:
+    """A small state machine over Architect turns; the model never opens a repair itself."""
+
+    def __init__(
+        self, session: AgentSession, board: TaskBoard, contract: RunContract, runner: WorkerRunner, budget: Budget
+    ) -> None:
+        self.session = session
+        self.board = board
+        self.contract = contract
+        self.runner = runner
+        self.budget = budget
+        self.state = GraphState(deferred=contract.defer_verification)
+        self._ids = itertools.count(1)
+        profile, mode = runner.profile, runner.mode
+        self.architect = AgentLoop(session, agent="architect", role=roles.architect(profile, mode), budget=budget)
+
+    async def run_editing(self, objective: str) -> GraphState:
+        await self._baseline()
+        self._phase("edit")
+        outcome = await self.architect.run_turn(objective)
+        outcome = await self._continue_yielded_work(outcome)
+        while not self._stopped(outcome):
+            if self.state.deferred:
+                self._phase("verification_deferred")
+                break
+            if not file_writes(self.session.log.events):
+                break
+            failing = await self._final_checks()
+            if not failing or not self._may_repair(failing):
+                break
+            self.state.repairs += 1
+            self._phase("repair", attempt=self.state.repairs)
+            outcome = await self._turn(_repair_message(failing, self.board.record.render()))
+            outcome = await self._continue_yielded_work(outcome)
+        return self.state
+
+    async def run_verification(self) -> GraphState:
+        self._phase("verify")
+        await self._final_checks()
+        return self.state
+
+    async def _baseline(self) -> None:
+        record = self.board.record
+        if not record.baseline_check_ids:
+            return
+        self._phase("baseline")
+        for check_id in record.baseline_check_ids:
+            await self._run_check(check_id, "baseline")
+
+    async def _final_checks(self) -> list[CheckResult]:
+        """Run every selected check that has no final run after the last change; return the failures."""
+        self._phase("verify")
+        events = self.session.log.events
+        last_write = max((w.seq for w in file_writes(events)), default=0)
+        done = {r.id: r for r in check_results(events) if r.phase == "verify" and r.seq > last_write}
+        for check_id in self.board.record.selected_check_ids:
+            if check_id not in done:
+                await self._run_check(check_id, "verify")
+        final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > last_write}
+        unavailable = [r for r in final.values() if r.outcome == "unavailable"]
+        if unavailable:
+            self.session.log.append(
+                "verification.unavailable",
+                {
+                    "check_ids": [r.id for r in unavailable],
+                    "note": "a check runner or external module is missing: install it (or configure "
+                    ".protoagent/project.json) and run the checks yourself; the edits stay applied",
+                },
+            )
+            self.state.stop_reason = "verification unavailable"
+            return []
+        stopping = [r for r in final.values() if r.outcome in STOPPING_OUTCOMES]
+        if stopping:
+            self.state.stop_reason = f"check {stopping[0].id!r} ended {stopping[0].outcome}"
+            return []
+        return [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
+
+    async def _run_check(self, check_id: str, phase: str) -> None:
+        call = ToolCall(f"verifier_{next(self._ids)}", "run_check", {"check_id": check_id, "phase": phase})
+        await self.session.pipeline.run(call, agent="verifier", allowed=("run_check",))
+
+    async def _continue_yielded_work(self, outcome: TurnOutcome) -> TurnOutcome:
+        while outcome.status == "yielded":
+            self.session.log.append(
+                "workflow.work_yielded", {"reason": outcome.text, "continuations": self.state.continuations}
+            )
+            if self.state.continuations >= MAX_CONTINUATIONS or not self._stable_edits():
+                self.state.stop_reason = "unfinished work after the allowed continuations"
+                return outcome
+            self.state.continuations += 1
+            self.session.log.append("workflow.continuing", {"continuation": self.state.continuations})
+            outcome = await self._turn(
+                "Continue the same task. Inspect the current source and finish one remaining part with a smaller "
+                "Coder assignment. Applied edits stay; do not redo them.\n\nTask record:\n" + self.board.record.render()
+            )
+        return outcome
+
+    async def _turn(self, text: str) -> TurnOutcome:
+        self.architect.start_turn(text, kind="context.injected")
+        outcome = await self.architect.run_steps(self.architect.role.max_steps)
+        self.architect.end_turn(outcome)
+        return outcome
+
+    def _stable_edits(self) -> bool:
+        writes = file_writes(self.session.log.events)
+        return bool(writes) and all(revision_current(self.session.root, w) for w in writes[-1:])
+
+    def _stopped(self, outcome: TurnOutcome) -> bool:
+        if outcome.status == "failed":
+            self.state.model_failed = True
+            self.state.stop_reason = outcome.text
+            return True
+        if outcome.status == "yielded":
+            return True
+        if _denied_effects(self.session.log.events):
+            self.state.stop_reason = "an effect was denied; autonomous work stops"
+        return False
+
+    def _may_repair(self, failing: Sequence[CheckResult]) -> bool:
+        if self.state.repairs >= MAX_REPAIRS:
+            self.state.stop_reason = f"checks still fail after {MAX_REPAIRS} repairs"
+            return False
+        if _denied_effects(self.session.log.events):
+            self.state.stop_reason = "an effect was denied; no autonomous repair"
+            return False
+        return bool(failing)
+
+    def _phase(self, phase: str, **extra: object) -> None:
+        self.session.log.append("workflow.phase", {"phase": phase, **extra})
+
+
+def _denied_effects(events: Sequence[Event]) -> bool:
+    return any(e.type == "tool.ended" and e.payload["status"] == "denied" for e in events)
+
+
+def _repair_message(failing: Sequence[CheckResult], record: str) -> str:
+    measured = "\n\n".join(f"check {r.id} ({r.outcome}):\n{r.output}" for r in failing)
+    return (
+        f"Repair: final checks failed after the edits. Measured failure:\n{measured}\n\nGive Coder one "
+        f"focused repair assignment. The plan is frozen.\n\nTask record:\n{record}"
+    )

@@ -1,0 +1,37 @@
+"""The run's guard: surface permissions, read-only requests, write scope and plan freezing."""
+
+from __future__ import annotations
+
+from protoagent.tools.pipeline import Guard, GuardInput
+from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.contract import RunContract
+
+
+def _beneath(path: str, scope: str) -> bool:
+    path, scope = path.strip("/"), scope.strip("/")
+    return scope in ("", ".") or path == scope or path.startswith(scope + "/")
+
+
+def run_guard(board: TaskBoard, contract: RunContract) -> Guard:
+    """Deny what the surface or the plan does not allow; freeze the plan when a write or a final
+    check is proposed. It can only deny, never allow."""
+
+    def guard(view: GuardInput) -> str | None:
+        effect = view.prepared.effect
+        record = board.record
+        if effect == "write":
+            if contract.read_only or record.read_only:
+                return "you asked for no changes in this run, so file writes are denied"
+            if contract.surface != "editing":
+                return f"file writes are not part of a {contract.surface} request"
+            outside = [p for p in view.prepared.paths if not any(_beneath(p, s) for s in record.allowed_paths or ("",))]
+            if outside:
+                return f"{outside} is outside the planned write scope {list(record.allowed_paths)}"
+            board.freeze(f"{view.tool.name} proposed a write")
+        if effect == "execute" and contract.surface in ("conversation", "question"):
+            return f"commands are not part of a {contract.surface} request"
+        if view.tool.name == "run_check" and getattr(view.args, "phase", None) == "verify":
+            board.freeze("a final check was proposed")
+        return None
+
+    return guard

@@ -1,0 +1,218 @@
+"""``run_task``: the product's main job — objective in, governed work, evidence out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
+from protoagent.agents.presets import Preset
+from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
+from protoagent.checks.discovery import discover_checks
+from protoagent.checks.interpreter import select_interpreter
+from protoagent.checks.types import CheckPlan
+from protoagent.errors import ConfigError
+from protoagent.events.store import SessionStore
+from protoagent.events.types import Event
+from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.registry import ModelConfig, resolve_model
+from protoagent.tools.approvals import Answerer, Policy
+from protoagent.workflow import roles
+from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.contract import RunContract, Surface, select_contract
+from protoagent.workflow.evidence import Evidence, compute_evidence
+from protoagent.workflow.graph import WorkflowGraph
+from protoagent.workflow.guards import run_guard
+from protoagent.workflow.task import TaskRecord
+from protoagent.workflow.task_tools import TASK_TOOLS
+from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows
+
+RunStatus = Literal["completed", "incomplete", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """The evidence report of one run; the session log holds every fact behind it."""
+
+    session_id: str
+    status: RunStatus
+    surface: Surface
+    evidence: Evidence
+    summary: str
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        e = self.evidence
+        return {
+            "session_id": self.session_id,
+            "status": self.status,
+            "surface": self.surface,
+            "applied": e.applied,
+            "verified": e.verified,
+            "criteria_supported": e.criteria_supported,
+            "changed_files": list(e.changed_files),
+            "checks": [c.to_json() for c in e.checks],
+            "verification": e.verification,
+            "summary": self.summary,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(slots=True)
+class RunOptions:
+    repo: Path
+    model: str
+    store: SessionStore
+    approval: Policy = "ask"
+    answerer: Answerer | None = None
+    surface: Surface | None = None
+    """Force a surface; no classification call is made then."""
+    tester: bool = True
+    provider: ModelProvider | None = None
+    model_config: ModelConfig = field(default_factory=ModelConfig)
+    on_event: Callable[[Event], None] | None = None
+    artifacts_root: Path | None = None
+    max_model_calls: int = 80
+
+
+def _profile(provider: ModelProvider) -> tuple[Literal["small", "standard"], Literal["native", "json"]]:
+    return ("small", "json") if provider.name == "local" else ("standard", "native")
+
+
+def _initial_record(objective: str, plan: CheckPlan, contract: RunContract, root: Path) -> TaskRecord:
+    ids = plan.check_ids
+    has_root_tests = any(root.glob("test_*.py"))
+    baseline = tuple(c for c in ids if c not in plan.bootstrap_checks or has_root_tests)
+    return TaskRecord(
+        objective=objective,
+        available_check_ids=ids,
+        selected_check_ids=ids,
+        bootstrap_check_ids=plan.bootstrap_checks,
+        baseline_check_ids=baseline,
+        read_only=contract.read_only,
+        code_selection=ids,
+    )
+
+
+def _role_for(
+    contract: RunContract, profile: Literal["small", "standard"], mode: Literal["native", "json"], tester: bool
+) -> Preset:
+    match contract.surface:
+        case "conversation":
+            return roles.conversation(profile, mode)
+        case "question":
+            return roles.question(profile, mode)
+        case "verification":
+            return roles.verifier(profile, mode)
+        case _:
+            return roles.architect(profile, mode, tester)
+
+
+def _check_inputs(objective: str, repo: Path) -> Path:
+    if not objective.strip():
+        raise ConfigError("the objective is empty: say what you want done, e.g. 'fix the failing test'")
+    root = Path(repo).expanduser()
+    if not root.is_dir():
+        raise ConfigError(f"repository {str(repo)!r} is not a directory; pass an existing folder with --repo")
+    return root.resolve()
+
+
+async def run_task(objective: str, options: RunOptions) -> RunReport:
+    """Run one objective to an honest end and report applied, verified and criteria_supported."""
+    root = _check_inputs(objective, options.repo)
+    provider = options.provider or resolve_model(options.model, options.model_config)
+    contract = await select_contract(objective, options.surface, provider)
+    plan = CheckPlan() if contract.surface == "conversation" else discover_checks(root)
+    interpreter = select_interpreter(root)
+    profile, mode = _profile(provider)
+    role = _role_for(contract, profile, mode, options.tester)
+    services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
+    tools = [*builtin_tools(), *(cls() for cls in (*TASK_TOOLS, *WORKER_TOOLS))]
+    spec = SessionSpec(
+        repo=root,
+        model=options.model,
+        store=options.store,
+        preset=role,
+        approval=options.approval,
+        answerer=options.answerer,
+        title=objective[:120],
+        model_config=options.model_config,
+        tools=tools,
+        services=services,
+        provider=provider,
+        on_event=options.on_event,
+        artifacts_root=options.artifacts_root,
+    )
+    session = AgentSession.create(spec)
+    log = session.log
+    log.append("run.contract", contract.to_json())
+    log.append("checks.discovered", plan.to_json())
+    board = TaskBoard(log, _initial_record(objective, plan, contract, root))
+    budget = Budget(options.max_model_calls)
+    runner = WorkerRunner(session, board, budget, profile, mode, coder_max_windows())
+    services.update(task=board, workers=runner)
+    session.pipeline.guards.append(run_guard(board, contract))
+    session.hooks.register(HookRegistration(90, "work-yield", runner.yield_hook))
+    return await _drive(session, contract, board, runner, budget, role, objective)
+
+
+async def _drive(
+    session: AgentSession,
+    contract: RunContract,
+    board: TaskBoard,
+    runner: WorkerRunner,
+    budget: Budget,
+    role: Preset,
+    objective: str,
+) -> RunReport:
+    log = session.log
+    deferred = contract.defer_verification
+    failed = False
+    if contract.surface == "editing":
+        graph = WorkflowGraph(session, board, contract, runner, budget)
+        state = await graph.run_editing(objective)
+        failed, deferred = state.model_failed, state.deferred
+        summary = _final_text(log.events, "architect") or state.stop_reason
+    else:
+        agent = "verifier" if contract.surface == "verification" else "architect"
+        outcome: TurnOutcome = await AgentLoop(session, agent=agent, role=role, budget=budget).run_turn(objective)
+        failed = outcome.status == "failed"
+        summary = outcome.text
+        if contract.surface == "verification" and not failed:
+            await WorkflowGraph(session, board, contract, runner, budget).run_verification()
+    evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred)
+    status = _status(contract, evidence, failed)
+    log.append(
+        "evidence.reported",
+        {
+            "applied": evidence.applied,
+            "verified": evidence.verified,
+            "criteria_supported": evidence.criteria_supported,
+            "verification": evidence.verification,
+            "changed_files": list(evidence.changed_files),
+            "notes": list(evidence.notes),
+        },
+    )
+    run_status = "completed" if status == "completed" else "failed" if status == "failed" else "incomplete"
+    log.append("run.ended", {"status": run_status, "summary": summary})
+    return RunReport(session.session_id, status, contract.surface, evidence, summary, evidence.notes)
+
+
+def _final_text(events: list[Event], agent: str) -> str:
+    for event in reversed(events):
+        if event.type == "model.completed" and event.agent == agent and not event.payload["tool_calls"]:
+            return str(event.payload["text"])
+    return ""
+
+
+def _status(contract: RunContract, evidence: Evidence, failed: bool) -> RunStatus:
+    if failed:
+        return "failed"
+    if contract.surface in ("conversation", "question"):
+        return "completed"
+    if contract.surface == "verification":
+        return "completed" if evidence.verified else "incomplete"
+    return "completed" if evidence.criteria_supported else "incomplete"

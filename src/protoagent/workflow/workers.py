@@ -1,0 +1,236 @@
+"""Worker inferences run as owned children of the run: Coder windows and the Tester."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
+from protoagent.agents.session import AgentSession
+from protoagent.errors import ToolRejected, YieldControl
+from protoagent.events.types import Event
+from protoagent.models.types import ActionMode, ModelRequest
+from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.workflow import roles
+from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.task import WorkerReport
+
+WRITE_TOOLS = frozenset({"edit_file", "create_file", "replace_file"})
+WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
+DEFAULT_WINDOWS = 3
+
+
+def coder_max_windows(environ: dict[str, str] | None = None) -> int:
+    """``PROTOAGENT_CODER_MAX_WINDOWS`` clamped to 1–3; a value that is not a number gives 3."""
+    raw = (environ if environ is not None else os.environ).get(WINDOWS_ENV)
+    try:
+        value = int(raw) if raw is not None else DEFAULT_WINDOWS
+    except ValueError:
+        return DEFAULT_WINDOWS
+    return max(1, min(3, value))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOutcome:
+    status: Literal["done", "needs_context", "blocked"]
+    reason: str
+    summary: str
+    changed_files: tuple[str, ...] = ()
+    windows: int = 1
+
+
+def file_writes(events: Sequence[Event], agent: str | None = None, after_seq: int = 0) -> list[Event]:
+    """Executed file changes (``tool.ended`` ok for a write tool), optionally for one agent."""
+    return [
+        e
+        for e in events
+        if e.seq > after_seq
+        and e.type == "tool.ended"
+        and e.payload["tool"] in WRITE_TOOLS
+        and e.payload["status"] == "ok"
+        and (agent is None or e.agent == agent)
+    ]
+
+
+def revision_current(root: Path, write: Event) -> bool:
+    data = write.payload.get("data", {})
+    path, revision = data.get("path"), data.get("source_revision")
+    if not path or not revision:
+        return False
+    target = root / str(path)
+    try:
+        return hashlib.sha256(target.read_bytes()).hexdigest() == revision
+    except OSError:
+        return False
+
+
+class WorkerRunner:
+    """Runs worker inferences inside the run's session, pipeline, approvals and budget."""
+
+    def __init__(
+        self,
+        session: AgentSession,
+        board: TaskBoard,
+        budget: Budget,
+        profile: Profile,
+        mode: ActionMode,
+        max_windows: int = DEFAULT_WINDOWS,
+    ) -> None:
+        self.session = session
+        self.board = board
+        self.budget = budget
+        self.profile = profile
+        self.mode = mode
+        self.max_windows = max_windows
+        self.pending_yield: str | None = None
+
+    def yield_hook(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        """Before-model hook for the Architect: after an exhausted progressing assignment, yield."""
+        if request.agent_role == "architect" and self.pending_yield is not None:
+            reason, self.pending_yield = self.pending_yield, None
+            raise YieldControl(reason)
+        return request
+
+    async def run_coder(self, task: str) -> WorkerOutcome:
+        log = self.session.log
+        log.append("worker.started", {"role": "coder", "task": task}, agent="coder")
+        self.board.new_inference()
+        loop = AgentLoop(self.session, agent="coder", role=roles.coder(self.profile, self.mode), budget=self.budget)
+        loop.start_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
+        outcome = await self._windows(loop)
+        loop.end_turn(
+            TurnOutcome("completed" if outcome.status == "done" else "limit", outcome.summary, loop.steps_taken)
+        )
+        if outcome.reason:
+            self.board.report(WorkerReport("coder", outcome.status, outcome.summary, reason=outcome.reason))
+        if outcome.reason == "worker_turn_limit":
+            self.pending_yield = "worker_turn_limit"
+        log.append(
+            "worker.ended",
+            {
+                "role": "coder",
+                "status": outcome.status,
+                "reason": outcome.reason,
+                "windows": outcome.windows,
+                "changed_files": list(outcome.changed_files),
+            },
+            agent="coder",
+        )
+        return outcome
+
+    async def _windows(self, loop: AgentLoop) -> WorkerOutcome:
+        log = self.session.log
+        first_seq = len(log)
+        for window in range(1, self.max_windows + 1):
+            start = len(log)
+            result = await loop.run_steps(roles.WINDOW_MODEL_CALLS)
+            events = log.events
+            fresh = file_writes(events, "coder", start)
+            changed = tuple(
+                dict.fromkeys(str(e.payload["data"].get("path")) for e in file_writes(events, "coder", first_seq))
+            )
+            report = _window_report(events, start)
+            if report is not None and report.status != "done":
+                return WorkerOutcome(report.status, "", report.summary, changed, window)
+            if result.status == "completed" or report is not None:
+                return WorkerOutcome("done", "", report.summary if report else result.text, changed, window)
+            if result.status in ("failed", "yielded"):
+                return WorkerOutcome("blocked", "worker_failed", result.text, changed, window)
+            if not fresh:
+                return WorkerOutcome(
+                    "blocked", "worker_no_progress", "a work window made no new edits", changed, window
+                )
+            if window < self.max_windows and all(revision_current(self.session.root, e) for e in fresh):
+                log.append(
+                    "worker.continuing",
+                    {"role": "coder", "window": window + 1, "fresh_writes": len(fresh)},
+                    agent="coder",
+                )
+                continue
+            return WorkerOutcome(
+                "needs_context",
+                "worker_turn_limit",
+                "the assignment is unfinished after its last work window",
+                changed,
+                window,
+            )
+        raise AssertionError("unreachable: the last window returns")
+
+    async def run_tester(self, task: str) -> str:
+        log = self.session.log
+        log.append("worker.started", {"role": "tester", "task": task}, agent="tester")
+        loop = AgentLoop(self.session, agent="tester", role=roles.tester(self.profile, self.mode), budget=self.budget)
+        outcome = await loop.run_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
+        log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
+        return outcome.text
+
+
+def _window_report(events: Sequence[Event], after_seq: int) -> WorkerReport | None:
+    for event in reversed(events):
+        if event.seq <= after_seq:
+            return None
+        if event.type == "tool.ended" and event.payload["tool"] == "report_task" and event.payload["status"] == "ok":
+            data = event.payload["data"]
+            return WorkerReport(event.agent, data["status"], event.payload["output"])
+    return None
+
+
+def runner_of(ctx: ToolContext) -> WorkerRunner:
+    runner = ctx.services.get("workers")
+    if not isinstance(runner, WorkerRunner):
+        raise ToolRejected("workers are not available in this session", kind="no_workers")
+    return runner
+
+
+class AssignmentArgs(BaseModel):
+    task: str = Field(min_length=1, description="one focused assignment")
+
+
+class CoderTool(Tool[AssignmentArgs]):
+    name = "coder"
+    description = "Run Coder on one focused edit assignment; it applies its edits now."
+    input_model = AssignmentArgs
+    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
+
+    def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
+        runner_of(ctx)
+        return Prepared(preview=args.task, effect="none", state=args.task)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        outcome = await runner_of(ctx).run_coder(str(prepared.state))
+        files = ", ".join(outcome.changed_files) or "none"
+        label = outcome.status + (f"/{outcome.reason}" if outcome.reason else "")
+        text = f"coder {label}: {outcome.summary}\nfiles changed: {files}"
+        return ToolOutput(
+            text,
+            data={
+                "status": outcome.status,
+                "reason": outcome.reason,
+                "changed_files": list(outcome.changed_files),
+                "windows": outcome.windows,
+            },
+        )
+
+
+class TesterTool(Tool[AssignmentArgs]):
+    name = "tester"
+    description = "Ask Tester (read-only) to propose regression cases and check ids."
+    input_model = AssignmentArgs
+    metadata = ToolMetadata(effect="none", roles=frozenset({"architect"}))
+
+    def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
+        runner_of(ctx)
+        return Prepared(preview=args.task, effect="none", state=args.task)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        advice = await runner_of(ctx).run_tester(str(prepared.state))
+        return ToolOutput(f"tester advice (not evidence): {advice}")
+
+
+WORKER_TOOLS = (CoderTool, TesterTool)
