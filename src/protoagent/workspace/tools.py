@@ -1,0 +1,277 @@
+"""The workspace tools: read, exact edit, create, replace, list and search files beneath the root."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from protoagent.errors import ToolRejected
+from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.workspace.edits import replace_exactly_once, whole_file_diff
+from protoagent.workspace.files import (
+    MAX_FILE_BYTES,
+    check_writable,
+    read_bytes,
+    refuse_protected,
+    revision_of,
+    write_atomic,
+)
+from protoagent.workspace.inputs import (
+    CreateFileInput,
+    EditFileInput,
+    ListDirectoryInput,
+    ReadFileInput,
+    ReplaceFileInput,
+    SearchRegexInput,
+)
+from protoagent.workspace.listing import list_entries
+from protoagent.workspace.paths import feedback_for_os_error, normalize_relpath, open_root
+from protoagent.workspace.search import compile_pattern, search_files
+from protoagent.workspace.text import (
+    decode_source,
+    read_char_cap,
+    render_span,
+    revision_matches,
+    stale_revision,
+    uses_crlf,
+)
+
+RAW_TEXT_ROLES = frozenset({"coder"})
+"""Roles that read raw text so copied old text matches exactly; every other role (explorer,
+tester, architect, main ...) sees numbered lines."""
+
+
+@contextmanager
+def _workspace(ctx: ToolContext, path: str) -> Iterator[int]:
+    """Open the root and turn filesystem errors into feedback the model can correct."""
+    try:
+        with open_root(ctx.root) as root_fd:
+            yield root_fd
+    except OSError as err:
+        raise feedback_for_os_error(err, path) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _WritePlan:
+    path: str
+    data: bytes
+    revision_before: str | None
+    """None for a new file."""
+    summary: str
+
+
+async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
+    def write() -> str:
+        with _workspace(ctx, plan.path) as root_fd:
+            return write_atomic(
+                root_fd,
+                plan.path,
+                plan.data,
+                create=plan.revision_before is None,
+                expected_revision=plan.revision_before,
+            )
+
+    revision = await asyncio.to_thread(write)
+    data: dict[str, Any] = {"path": plan.path, "revision_before": plan.revision_before}
+    data["source_revision"] = revision
+    return ToolOutput(f"{plan.summary}; source_revision: {revision}", data=data)
+
+
+def _plan(prepared: Prepared, kind: type[Any]) -> Any:
+    if not isinstance(prepared.state, kind):
+        raise TypeError(f"prepared state is {type(prepared.state).__name__}, not {kind.__name__}")
+    return prepared.state
+
+
+def _read_current(ctx: ToolContext, path: str, expected_revision: str) -> tuple[str, str]:
+    """Read a file that is about to be rewritten; check the model's revision. Returns text, revision."""
+    with _workspace(ctx, path) as root_fd:
+        check_writable(root_fd, path, create=False)
+        data = read_bytes(root_fd, path)
+    revision = revision_of(data)
+    if not revision_matches(expected_revision, revision):
+        raise stale_revision(path, expected_revision, revision)
+    return decode_source(data, path), revision
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadPlan:
+    path: str
+    start_line: int
+    end_line: int | None
+
+
+class ReadFileTool(Tool[ReadFileInput]):
+    name = "read_file"
+    description = "Read lines of a text file. Returns content, revision and next_start_line if there is more."
+    input_model = ReadFileInput
+    metadata = ToolMetadata(effect="read", observation="revision_aware")
+
+    def prepare(self, args: ReadFileInput, ctx: ToolContext) -> Prepared:
+        path = normalize_relpath(ctx.root, args.path)
+        plan = _ReadPlan(path, args.start_line, args.end_line)
+        return Prepared(f"read {path} from line {args.start_line}", "read", state=plan)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        plan: _ReadPlan = _plan(prepared, _ReadPlan)
+        return await asyncio.to_thread(self._read, plan, ctx)
+
+    def _read(self, plan: _ReadPlan, ctx: ToolContext) -> ToolOutput:
+        with _workspace(ctx, plan.path) as root_fd:
+            data = read_bytes(root_fd, plan.path)
+        text = decode_source(data, plan.path)
+        numbered = ctx.agent_role not in RAW_TEXT_ROLES
+        span = render_span(text, plan.start_line, plan.end_line, numbered=numbered, cap=read_char_cap(ctx.profile))
+        revision = revision_of(data)
+        header = f"{plan.path} lines {span.start_line}-{span.end_line} of {span.total_lines}; revision {revision}"
+        footer = f"[more: next_start_line={span.next_start_line}]\n" if span.next_start_line else ""
+        result = {
+            "path": plan.path,
+            "revision": revision,
+            "content": span.content,
+            "start_line": span.start_line,
+            "end_line": span.end_line,
+            "total_lines": span.total_lines,
+            "next_start_line": span.next_start_line,
+            "truncated": span.truncated,
+            "truncated_long_line": span.truncated_long_line,
+            "line_endings": "crlf" if uses_crlf(text) else "lf",
+        }
+        return ToolOutput(f"{header}\n{span.content}{footer}", data=result)
+
+
+class EditFileTool(Tool[EditFileInput]):
+    name = "edit_file"
+    description = "Replace one exact occurrence of old with new in a file."
+    input_model = EditFileInput
+    metadata = ToolMetadata(effect="write", presentation="diff")
+
+    def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared:
+        path = normalize_relpath(ctx.root, args.path)
+        refuse_protected(path)
+        if args.old == args.new:
+            raise ToolRejected("old and new are identical; nothing would change", kind="no_change")
+        if not args.old:
+            raise ToolRejected(
+                "old is empty; copy the text to replace, or use create_file / replace_file",
+                kind="invalid_arguments",
+            )
+        text, revision = _read_current(ctx, path, args.expected_revision)
+        edit = replace_exactly_once(text, args.old, args.new, path)
+        summary = f"edited {path} lines {edit.start_line}-{edit.end_line}"
+        plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary)
+        return Prepared(preview=edit.diff, effect="write", paths=(path,), state=plan)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(_plan(prepared, _WritePlan), ctx)
+
+
+class CreateFileTool(Tool[CreateFileInput]):
+    name = "create_file"
+    description = "Create a new file (parent directories too). Fails if the file exists."
+    input_model = CreateFileInput
+    metadata = ToolMetadata(effect="write", presentation="diff")
+
+    def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared:
+        path = normalize_relpath(ctx.root, args.path)
+        data = _bounded(args.content, path)
+        with _workspace(ctx, path) as root_fd:
+            check_writable(root_fd, path, create=True)
+        plan = _WritePlan(path, data, None, f"created {path}")
+        return Prepared(whole_file_diff(path, None, args.content), "write", paths=(path,), state=plan)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(_plan(prepared, _WritePlan), ctx)
+
+
+def _bounded(content: str, path: str) -> bytes:
+    data = content.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise ToolRejected(f"content for {path!r} is over {MAX_FILE_BYTES} bytes", kind="file_too_large")
+    return data
+
+
+class ReplaceFileTool(Tool[ReplaceFileInput]):
+    name = "replace_file"
+    description = "Replace a whole existing file. Prefer edit_file for small changes."
+    input_model = ReplaceFileInput
+    metadata = ToolMetadata(effect="write", presentation="diff")
+
+    def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared:
+        path = normalize_relpath(ctx.root, args.path)
+        refuse_protected(path)
+        text, revision = _read_current(ctx, path, args.expected_revision)
+        content = args.content
+        if uses_crlf(text) and "\r\n" not in content:
+            content = content.replace("\n", "\r\n")  # Keep the file's line endings.
+        if content == text:
+            raise ToolRejected(f"content is identical to {path!r}; nothing would change", kind="no_change")
+        plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}")
+        return Prepared(whole_file_diff(path, text, content), "write", paths=(path,), state=plan)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(_plan(prepared, _WritePlan), ctx)
+
+
+class ListDirectoryTool(Tool[ListDirectoryInput]):
+    name = "list_directory"
+    description = "List a directory. Directories end with /, symlinks with @."
+    input_model = ListDirectoryInput
+    metadata = ToolMetadata(effect="read")
+
+    def prepare(self, args: ListDirectoryInput, ctx: ToolContext) -> Prepared:
+        path = normalize_relpath(ctx.root, args.path)
+        return Prepared(f"list {path}", "read", state=path)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        path: str = _plan(prepared, str)
+
+        def listing() -> ToolOutput:
+            with _workspace(ctx, path) as root_fd:
+                found = list_entries(root_fd, path)
+            more = f"\n[{found.total - len(found.entries)} more entries not shown]" if found.truncated else ""
+            data = {"path": path, "entries": list(found.entries), "total": found.total}
+            data["truncated"] = found.truncated
+            return ToolOutput("\n".join(found.entries) + more, data=data)
+
+        return await asyncio.to_thread(listing)
+
+
+class SearchRegexTool(Tool[SearchRegexInput]):
+    name = "search_regex"
+    description = "Search text files for a regex (skips .git, binary and git-ignored files)."
+    input_model = SearchRegexInput
+    metadata = ToolMetadata(effect="read")
+
+    def prepare(self, args: SearchRegexInput, ctx: ToolContext) -> Prepared:
+        compile_pattern(args.pattern)
+        path = normalize_relpath(ctx.root, args.path)
+        return Prepared(f"search {path} for {args.pattern!r}", "read", state=args.model_copy(update={"path": path}))
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        args: SearchRegexInput = _plan(prepared, SearchRegexInput)
+
+        def search() -> ToolOutput:
+            with _workspace(ctx, args.path) as root_fd:
+                found = search_files(ctx.root, root_fd, compile_pattern(args.pattern), args.path, args.file_filter)
+            lines = [f"{m.path}:{m.line}: {m.text}" for m in found.matches]
+            if found.truncated:
+                lines.append("[results cut short; narrow the pattern, path or file_filter]")
+            matches = [{"path": m.path, "line": m.line, "text": m.text} for m in found.matches]
+            data = {"matches": matches, "files_searched": found.files_searched, "truncated": found.truncated}
+            return ToolOutput("\n".join(lines) or "no matches", data=data)
+
+        return await asyncio.to_thread(search)
+
+
+WORKSPACE_TOOLS: tuple[type[Tool[Any]], ...] = (
+    ReadFileTool,
+    EditFileTool,
+    CreateFileTool,
+    ReplaceFileTool,
+    ListDirectoryTool,
+    SearchRegexTool,
+)
