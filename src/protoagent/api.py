@@ -74,7 +74,10 @@ async def run_agent(
         artifacts_root=data_home() / "artifacts",
     )
     session = AgentSession.create(spec)
-    outcome = await AgentLoop(session).run_turn(objective)
+    try:
+        outcome = await AgentLoop(session).run_turn(objective)
+    finally:
+        session.close()
     status: Literal["completed", "failed", "incomplete"] = (
         "completed" if outcome.status == "completed" else "failed" if outcome.status == "failed" else "incomplete"
     )

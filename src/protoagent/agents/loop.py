@@ -137,7 +137,12 @@ class AgentLoop:
             return Finished(turn.text)
         for call in turn.tool_calls:
             await self.session.pipeline.run(
-                call, agent=self.agent, allowed=self.role.tools, turn=self.turn, step=step, profile=self.role.profile
+                call,
+                agent=self.agent,
+                allowed=self.session.offered_tools(self.role.tools),
+                turn=self.turn,
+                step=step,
+                profile=self.role.profile,
             )
         return Continue()
 
@@ -146,7 +151,7 @@ class AgentLoop:
         request = ModelRequest(
             system=self.role.system_prompt,
             messages=tuple(derive_messages(session.log.events, self.agent)),
-            tools=session.registry.schemas(self.role.tools),
+            tools=session.registry.schemas(session.offered_tools(self.role.tools)),
             action_mode=self.role.action_mode,
             agent_role=self.agent,
             max_output_tokens=session.spec.model_config.max_output_tokens,

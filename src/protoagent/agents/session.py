@@ -16,6 +16,8 @@ from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookPipeline
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
+from protoagent.processes.runner import ProcessRegistry
+from protoagent.processes.tools import process_tool_available
 from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Policy
 from protoagent.tools.base import AnyTool
 from protoagent.tools.pipeline import Guard, ToolEnvironment, ToolPipeline
@@ -77,6 +79,20 @@ class AgentSession:
         self.pipeline = pipeline
         self.hooks = hooks
 
+    def close(self) -> None:
+        """End the session: every tracked process group is terminated."""
+        registry = self.spec.services.get("processes")
+        if isinstance(registry, ProcessRegistry):
+            registry.shutdown()
+
+    def offered_tools(self, names: Sequence[str]) -> tuple[str, ...]:
+        """The role's tools, plus ``process`` once a ``shell`` call left a process running."""
+        registry = self.spec.services.get("processes")
+        if "shell" in names and "process" in self.registry and isinstance(registry, ProcessRegistry):
+            if process_tool_available(registry) and "process" not in names:
+                return (*names, "process")
+        return tuple(names)
+
     @property
     def root(self) -> Path:
         """The selected workspace root."""
@@ -95,7 +111,8 @@ class AgentSession:
         if spec.approval not in POLICIES:
             raise ConfigError(f"unknown approval policy {spec.approval!r}; use one of {', '.join(POLICIES)}")
         available = ToolRegistry(spec.tools if spec.tools is not None else builtin_tools())
-        registry = available.subset(preset.tools)
+        available.subset(preset.tools)  # every tool the preset names must exist
+        registry = available
         provider = spec.provider or resolve_model(spec.model, spec.model_config)
         approvals = ApprovalService(spec.approval, spec.answerer)
         if spec.parent_session_id is not None:
@@ -105,6 +122,7 @@ class AgentSession:
             log.subscribe(spec.on_event)
         artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"
         artifacts = artifacts_root / log.session_id
+        spec.services.setdefault("processes", ProcessRegistry())
         env = ToolEnvironment(root, artifacts, spec.services, preset.profile)
         pipeline = ToolPipeline(registry, approvals, log, env, guards=spec.guards)
         log.append(

@@ -156,7 +156,10 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     services.update(task=board, workers=runner)
     session.pipeline.guards.append(run_guard(board, contract))
     session.hooks.register(HookRegistration(90, "work-yield", runner.yield_hook))
-    return await _drive(session, contract, board, runner, budget, role, objective)
+    try:
+        return await _drive(session, contract, board, runner, budget, role, objective)
+    finally:
+        session.close()
 
 
 async def _drive(

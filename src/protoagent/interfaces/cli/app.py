@@ -30,6 +30,17 @@ class ApprovalChoice(StrEnum):
     deny = "deny"
 
 
+class SurfaceChoice(StrEnum):
+    auto = "auto"
+    conversation = "conversation"
+    question = "question"
+    verification = "verification"
+    editing = "editing"
+
+
+EXIT_INCOMPLETE = 3
+
+
 @app.command()
 def run(
     objective: Annotated[str, typer.Argument(help="What you want done, in plain words.")],
@@ -41,46 +52,54 @@ def run(
             "openai-compatible:URL#MODEL, anthropic:MODEL."
         ),
     ] = "local",
-    approval: Annotated[ApprovalChoice, typer.Option(help="Approval policy for file writes and commands.")] = (
-        ApprovalChoice.ask
-    ),
-    preset: Annotated[str, typer.Option(help="Agent preset: coding, readonly, chat.")] = "coding",
+    approval: Annotated[
+        ApprovalChoice, typer.Option(help="Approval policy for file writes and commands.")
+    ] = ApprovalChoice.ask,
+    surface: Annotated[
+        SurfaceChoice, typer.Option(help="Force the request's surface; auto classifies it.")
+    ] = SurfaceChoice.auto,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")] = False,
 ) -> None:
-    """Run an agent on OBJECTIVE in a repository and report what happened."""
+    """Run OBJECTIVE in a repository and end with an evidence report.
+
+    Exit codes: 0 completed, 1 failed, 2 usage or configuration error, 3 incomplete (unverified).
+    """
     import asyncio
 
     from rich.console import Console
 
-    from protoagent.api import open_store, run_agent
+    from protoagent.api import data_home, open_store
     from protoagent.errors import ConfigError
-    from protoagent.interfaces.cli.render import TerminalRenderer, terminal_answerer
+    from protoagent.interfaces.cli.render import TerminalRenderer, render_report, terminal_answerer
+    from protoagent.workflow.run import RunOptions, run_task
 
     console = Console(stderr=as_json)
     renderer = None if as_json else TerminalRenderer(console)
     answerer = terminal_answerer(console) if approval is ApprovalChoice.ask and not as_json else None
+    forced = None if surface is SurfaceChoice.auto else surface.value
     with open_store() as store:
+        options = RunOptions(
+            repo=repo,
+            model=model,
+            store=store,
+            approval=approval.value,
+            answerer=answerer,
+            surface=forced,
+            on_event=renderer,  # type: ignore[arg-type]
+            artifacts_root=data_home() / "artifacts",
+        )
         try:
-            result = asyncio.run(
-                run_agent(
-                    objective,
-                    repo=repo,
-                    model=model,
-                    store=store,
-                    approval=approval.value,
-                    answerer=answerer,
-                    preset=preset,
-                    on_event=renderer,
-                )
-            )
+            report = asyncio.run(run_task(objective, options))
         except ConfigError as exc:
             _fail(str(exc), as_json)
     if as_json:
-        typer.echo(json.dumps(result.to_json()))
+        typer.echo(json.dumps(report.to_json()))
     else:
-        console.print(f"\n[bold]{result.status}[/bold] · session {result.session_id} · {result.steps} step(s)")
-    if result.status != "completed":
+        render_report(console, report.to_json())
+    if report.status == "failed":
         raise typer.Exit(EXIT_FAILED)
+    if report.status == "incomplete":
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 @sessions_app.command("list")

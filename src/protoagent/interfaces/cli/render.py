@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protoagent.events.types import Event
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
@@ -47,6 +47,16 @@ class TerminalRenderer:
             case "model.failed":
                 self._end_stream()
                 self.console.print(f"[red]model failed: {payload['error']}[/red]", highlight=False)
+            case "run.contract":
+                self.console.print(
+                    f"[bold]surface[/bold] {payload['surface']} ({payload['source']}: {payload['reason']})"
+                )
+            case "workflow.phase":
+                self.console.print(f"[bold magenta]── {payload['phase']}[/bold magenta]")
+            case "worker.started":
+                self.console.print(f"[bold]{payload['role']}[/bold] ← {_short(payload.get('task', ''), 100)}")
+            case "verification.unavailable":
+                self.console.print(f"[yellow]verification unavailable: {payload['note']}[/yellow]")
             case "approval.decided" if payload["source"] != "answerer":
                 self.console.print(f"  [dim]{payload['decision']} by {payload['source']}: {payload['reason']}[/dim]")
             case _:
@@ -76,3 +86,23 @@ def terminal_answerer(console: Console) -> Answerer | None:
 def _short(value: object, limit: int = 60) -> str:
     text = str(value).replace("\n", "⏎")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_report(console: Console, report: dict[str, Any]) -> None:
+    """The evidence report at the end of a run."""
+    yes = {True: "[green]yes[/green]", False: "[red]no[/red]"}
+    console.print()
+    console.rule(f"{report['status']} · {report['surface']} · session {report['session_id']}")
+    console.print(
+        f"applied: {yes[report['applied']]}   verified: {yes[report['verified']]} "
+        f"({report['verification']})   criteria_supported: {yes[report['criteria_supported']]}"
+    )
+    if report["changed_files"]:
+        console.print("changed files: " + ", ".join(report["changed_files"]), highlight=False)
+    for check in report["checks"]:
+        tests = f", {check['tests_run']} tests" if check.get("tests_run") is not None else ""
+        console.print(f"  check {check['id']} [{check['phase']}]: {check['outcome']}{tests}", highlight=False)
+    for note in report["notes"]:
+        console.print(f"  [yellow]note:[/yellow] {note}", highlight=False)
+    if report["summary"]:
+        console.print(report["summary"], markup=False, highlight=False)

@@ -1,0 +1,153 @@
+"""The CLI as a user drives it: real subprocesses, a temporary repository and data home."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protoagent.testing import final_turn, make_repo, tool_turn, write_script
+
+EXE = [sys.executable, "-m", "protoagent"]
+
+
+def cli(home: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PROTOAGENT_HOME": str(home)}
+    return subprocess.run(
+        [*EXE, *args], env=env, capture_output=True, text=True, check=check, timeout=120, stdin=subprocess.DEVNULL
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"dates.py": "def parse_date(text):\n    return text\n"})
+
+
+def scripted_question(tmp_path: Path) -> Path:
+    return write_script(
+        tmp_path / "turns.jsonl",
+        [
+            tool_turn("read_file", role="architect", path="dates.py"),
+            final_turn("parse_date is defined in dates.py line 1.", role="architect"),
+        ],
+    )
+
+
+def test_run_with_scripted_model_completes_and_prints_one_json_object(tmp_path: Path, repo: Path) -> None:
+    script = scripted_question(tmp_path)
+    result = cli(
+        tmp_path / "home",
+        "run",
+        "--model",
+        f"scripted:{script}",
+        "--repo",
+        str(repo),
+        "--json",
+        "where is parse_date defined?",
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "completed" and report["surface"] == "question"
+    for key in ("session_id", "applied", "verified", "criteria_supported", "changed_files", "checks"):
+        assert key in report
+
+
+def test_sessions_show_lists_events_in_order_and_reloads_identically(tmp_path: Path, repo: Path) -> None:
+    home = tmp_path / "home"
+    script = scripted_question(tmp_path)
+    run = cli(home, "run", "--model", f"scripted:{script}", "--repo", str(repo), "--json", "where is parse_date?")
+    session_id = json.loads(run.stdout)["session_id"]
+    first = json.loads(cli(home, "sessions", "show", session_id, "--json", check=True).stdout)
+    types = [e["type"] for e in first["events"]]
+    assert types[0] == "session.created"
+    order = [
+        types.index(t)
+        for t in (
+            "session.created",
+            "user.message",
+            "model.requested",
+            "model.completed",
+            "tool.started",
+            "tool.ended",
+            "run.ended",
+        )
+    ]
+    assert order == sorted(order)
+    assert [e["seq"] for e in first["events"]] == list(range(1, len(types) + 1))
+    second = json.loads(cli(home, "sessions", "show", session_id, "--json", check=True).stdout)
+    assert second == first
+    listed = json.loads(cli(home, "sessions", "list", "--json", check=True).stdout)
+    assert [s["session_id"] for s in listed] == [session_id]
+
+
+def test_corrupted_session_is_refused_and_others_still_load(tmp_path: Path, repo: Path) -> None:
+    home = tmp_path / "home"
+    ids = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        script = scripted_question(tmp_path / name)
+        run = cli(home, "run", "--model", f"scripted:{script}", "--repo", str(repo), "--json", "where is it?")
+        ids.append(json.loads(run.stdout)["session_id"])
+    db = sqlite3.connect(home / "sessions.sqlite")
+    db.execute("UPDATE events SET payload = '{broken' WHERE session_id = ? AND seq = 3", (ids[0],))
+    db.execute("UPDATE sessions SET format_version = 9 WHERE session_id = ?", (ids[1],))
+    db.commit()
+    db.close()
+    bad = cli(home, "sessions", "show", ids[0])
+    assert bad.returncode == 2 and f"session {ids[0]!r} cannot be loaded" in bad.stderr and "seq 3" in bad.stderr
+    future = cli(home, "sessions", "show", ids[1])
+    assert future.returncode == 2 and "format version 9 is newer" in future.stderr
+    good = cli(tmp_path / "home2", "sessions", "list", "--json", check=True)
+    assert json.loads(good.stdout) == []
+
+
+def test_unknown_model_provider_is_a_clear_usage_error(tmp_path: Path, repo: Path) -> None:
+    result = cli(tmp_path / "home", "run", "--model", "gpt4", "--repo", str(repo), "fix it")
+    assert result.returncode == 2
+    assert "unknown model provider 'gpt4'" in result.stderr and "scripted" in result.stderr
+
+
+def test_exhausted_script_fails_the_run_loudly(tmp_path: Path, repo: Path) -> None:
+    script = write_script(tmp_path / "turns.jsonl", [tool_turn("read_file", role="architect", path="dates.py")])
+    result = cli(
+        tmp_path / "home", "run", "--model", f"scripted:{script}", "--repo", str(repo), "--json", "where is parse_date?"
+    )
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["status"] == "failed" and "exhausted" in report["summary"]
+
+
+def test_ask_policy_without_a_terminal_denies_and_says_how_to_approve(tmp_path: Path, repo: Path) -> None:
+    script = write_script(
+        tmp_path / "turns.jsonl",
+        [
+            tool_turn("coder", role="architect", task="create notes.md"),
+            tool_turn("create_file", role="coder", path="notes.md", content="hi\n"),
+            final_turn("could not", role="coder"),
+            final_turn("the write was denied", role="architect"),
+        ],
+    )
+    result = cli(
+        tmp_path / "home",
+        "run",
+        "--model",
+        f"scripted:{script}",
+        "--repo",
+        str(repo),
+        "--approval",
+        "ask",
+        "add a notes file",
+    )
+    assert not (repo / "notes.md").exists()
+    assert "--approval auto-edit" in result.stdout
+
+
+def test_help_lists_the_commands(tmp_path: Path) -> None:
+    result = cli(tmp_path, "--help", check=True)
+    for command in ("run", "sessions", "checks", "models"):
+        assert command in result.stdout
