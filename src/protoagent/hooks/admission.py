@@ -1,0 +1,79 @@
+"""``ContextAdmissionHook``: fits every request into the context window before it is sent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from protoagent.context.admission import LOW_WATER, AdmissionReport, admission_window, admit_request
+from protoagent.context.tokens import EstimatingCounter, TokenCounter, counter_for
+from protoagent.events.types import Event
+from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.registry import ModelConfig
+from protoagent.models.types import ModelRequest
+from protoagent.tools.base import Profile
+
+ADMISSION_STAGE = 90
+"""Admission runs last, after every hook that changes the request's size."""
+ADMISSION_OWNER = "context-admission"
+
+TaskRecordSource = Callable[[], str | None]
+"""Returns the current compact TaskRecord text, or ``None`` when there is none yet."""
+
+
+class ContextAdmissionHook:
+    """Evicts old observations so the request fits; reinserts the task record; fails loudly.
+
+    ``window`` is the provider's known context window; ``None`` means unknown, which caps
+    small profiles at 8192 tokens and leaves other profiles uncapped (the record is still
+    inserted). Raises ``LimitExceeded(limit="context")`` when the mandatory input cannot fit.
+    ``last_report`` keeps what the latest request went through.
+    """
+
+    def __init__(
+        self,
+        *,
+        window: int | None = None,
+        profile: Profile = "standard",
+        counter: TokenCounter | None = None,
+        task_record: TaskRecordSource | None = None,
+        low_water: float = LOW_WATER,
+    ) -> None:
+        self.window = admission_window(window, profile)
+        self.counter: TokenCounter = counter if counter is not None else EstimatingCounter()
+        self.task_record = task_record
+        self.low_water = low_water
+        self.last_report: AdmissionReport | None = None
+        self._boundaries: dict[str, int] = {}
+
+    @classmethod
+    def for_provider(
+        cls,
+        provider: object,
+        config: ModelConfig,
+        profile: Profile,
+        task_record: TaskRecordSource | None = None,
+    ) -> ContextAdmissionHook:
+        """Count with the provider's tokenizer when it has one; use the configured window."""
+        return cls(
+            window=config.context_window, profile=profile, counter=counter_for(provider), task_record=task_record
+        )
+
+    def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        record = self.task_record() if self.task_record is not None else None
+        boundary = self._boundaries.get(request.agent_role, 0)
+        if boundary > len(request.messages):
+            boundary = 0  # A different conversation under the same role: start afresh.
+        admitted, report = admit_request(
+            request,
+            window=self.window,
+            counter=self.counter,
+            task_record=record,
+            boundary=boundary,
+            low_water=self.low_water,
+        )
+        self._boundaries[request.agent_role] = report.boundary
+        self.last_report = report
+        return admitted
+
+    def registration(self, stage: int = ADMISSION_STAGE) -> HookRegistration:
+        return HookRegistration(stage, ADMISSION_OWNER, self)

@@ -1,0 +1,147 @@
+"""The compact small-profile protocol: a before-model hook that rewrites the system prompt.
+
+The prompt keeps what a small model needs and nothing else (``spec/task-workflow.txt``,
+"Compact protocol for the small profile"): the agent identity line, short role instructions,
+a short action-format guide, exact tool input schemas (JSON mode only; native providers keep
+their native declarations) and one line per worker card. Schema titles, examples and long
+descriptions are left out. The cards live only in the system text, so admission counts them once.
+
+Mount it at the lowest stage so later hooks (workspace instructions) add to its output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from protoagent.context.tokens import tool_prompt_line
+from protoagent.events.types import Event
+from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.types import ModelRequest, ToolSchema
+
+COMPACT_PROTOCOL_STAGE = 10
+COMPACT_PROTOCOL_OWNER = "compact-protocol"
+MAX_DESCRIPTION = 80
+
+JSON_ACTION_GUIDE = (
+    "Reply with exactly one JSON object and nothing else:\n"
+    '{"type":"tool_call","tool":NAME,"args":{...}} to call one tool, or\n'
+    '{"type":"final","text":"..."} when the work is done.'
+)
+NATIVE_ACTION_GUIDE = "Call one tool at a time through the tool interface; reply with plain text when the work is done."
+
+DROPPED_KEYS = frozenset({"title", "examples", "$comment", "readOnly", "writeOnly", "deprecated"})
+"""Schema keys that cost prompt space and do not constrain the input."""
+_NAMED_SCHEMAS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+_SUB_SCHEMA = frozenset({"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerCard:
+    """One worker the agent may delegate to, shown as a single line."""
+
+    name: str
+    argument: str
+    summary: str
+
+    def line(self) -> str:
+        return f"{self.name}({self.argument}): {self.summary}"
+
+
+def short_description(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    """At most ``limit`` characters: the text, else its first sentence, else a cut at a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    first = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    if len(first) <= limit:
+        return first
+    cut = flat[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def compact_schema(schema: dict[str, Any], limit: int = MAX_DESCRIPTION) -> dict[str, Any]:
+    """The input schema without titles or examples and with short descriptions; constraints stay."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in DROPPED_KEYS:
+            continue
+        if key == "description" and isinstance(value, str):
+            short = short_description(value, limit)
+            if short:
+                out[key] = short
+        elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+            out[key] = {name: _compact_node(sub, limit) for name, sub in value.items()}
+        elif key in _SUB_SCHEMA and isinstance(value, dict):
+            out[key] = compact_schema(value, limit)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_compact_node(sub, limit) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+def _compact_node(node: Any, limit: int) -> Any:
+    return compact_schema(node, limit) if isinstance(node, dict) else node
+
+
+def compact_tool(tool: ToolSchema, limit: int = MAX_DESCRIPTION) -> ToolSchema:
+    return ToolSchema(tool.name, short_description(tool.description, limit), compact_schema(tool.parameters, limit))
+
+
+def render_compact_system(
+    identity: str,
+    instructions: str,
+    action_mode: str,
+    tools: Sequence[ToolSchema],
+    cards: Sequence[WorkerCard],
+) -> str:
+    """The compact system text. In JSON mode ``tools`` must already be compact."""
+    sections = ["\n".join(part for part in (identity.strip(), instructions.strip()) if part)]
+    if action_mode == "json":
+        sections.append(JSON_ACTION_GUIDE)
+        if tools:
+            sections.append("Tools:\n" + "\n".join(tool_prompt_line(t) for t in tools))
+    else:
+        sections.append(NATIVE_ACTION_GUIDE)
+    if cards:
+        sections.append("Workers:\n" + "\n".join(card.line() for card in cards))
+    return "\n\n".join(section for section in sections if section)
+
+
+class CompactProtocolHook:
+    """Rewrites the system prompt into the compact protocol; see the module docstring.
+
+    ``identity`` is the agent identity line (``You are ProtoAgent's Coder.``); ``instructions``
+    are the short role instructions, or ``None`` to keep the request's own system text as them.
+    ``cards`` are the worker cards of the agent's team, given as data.
+    """
+
+    def __init__(
+        self,
+        *,
+        identity: str,
+        instructions: str | None = None,
+        cards: Sequence[WorkerCard] = (),
+        max_description: int = MAX_DESCRIPTION,
+    ) -> None:
+        self.identity = identity
+        self.instructions = instructions
+        self.cards = tuple(cards)
+        self.max_description = max_description
+
+    def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        tools = request.tools
+        if request.action_mode == "json":
+            # JSON-mode declarations become prompt text, so they are shortened too.
+            tools = tuple(compact_tool(t, self.max_description) for t in request.tools)
+        instructions = request.system if self.instructions is None else self.instructions
+        system = render_compact_system(self.identity, instructions, request.action_mode, tools, self.cards)
+        return replace(request, system=system, tools=tools)
+
+    def registration(self, stage: int = COMPACT_PROTOCOL_STAGE) -> HookRegistration:
+        return HookRegistration(stage, COMPACT_PROTOCOL_OWNER, self)
