@@ -1,0 +1,180 @@
+"""Check receipts: the structured result of one ``run_check`` call and the dependency
+revisions that tie it to the exact file contents it measured.
+
+The receipt's keys are a contract read by :mod:`protoagent.workflow.evidence` and the workflow
+graph: ``check_id``, ``phase``, ``outcome``, ``exit_code``, ``tests_run``,
+``dependency_revisions``, ``argv``, ``cwd``, ``duration_s``, ``artifact`` and
+``unavailable_reason``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from protoagent.checks.executables import beneath_root
+from protoagent.checks.inventory import DependencyInventory, list_root, walk_files
+from protoagent.checks.outcomes import Outcome
+from protoagent.checks.types import MAX_DEPENDENCY_FILES, CheckPlan, CheckSpec
+from protoagent.tools.base import ToolOutput
+
+SOURCE_SUFFIXES = (".py", ".rs", ".js", ".ts")
+"""Files beneath a declared dependency directory that enter revision capture."""
+
+ROOT_TEST_DIRECTORIES = ("test", "tests")
+"""Folders a root discovery command recurses into once tests move there from the root."""
+
+ChangedFiles = Callable[[], Iterable[str]]
+"""The session service ``changed_files``: the paths this run changed so far."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReceipt:
+    """What one ``run_check`` call measured (or why it measured nothing)."""
+
+    check_id: str
+    phase: str
+    outcome: Outcome
+    exit_code: int | None
+    tests_run: int | None
+    dependency_revisions: dict[str, str]
+    """Workspace-relative path → SHA-256 hex of the file's bytes, captured right after the run."""
+    argv: tuple[str, ...]
+    cwd: str
+    duration_s: float
+    artifact: str | None
+    """The full output journal (``None`` when nothing ran)."""
+    unavailable_reason: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """The receipt as ``ToolOutput.data``: exactly the contract's keys."""
+        return {
+            "check_id": self.check_id,
+            "phase": self.phase,
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "tests_run": self.tests_run,
+            "dependency_revisions": dict(self.dependency_revisions),
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "duration_s": self.duration_s,
+            "artifact": self.artifact,
+            "unavailable_reason": self.unavailable_reason,
+        }
+
+    def header(self) -> str:
+        """``check <id> <phase>: <outcome> (exit N, M tests)``."""
+        code = "no exit code" if self.exit_code is None else f"exit {self.exit_code}"
+        tests = "tests not counted" if self.tests_run is None else f"{self.tests_run} tests"
+        return f"check {self.check_id} {self.phase}: {self.outcome} ({code}, {tests})"
+
+    def to_output(self, body: str = "", note: str | None = None) -> ToolOutput:
+        """The tool result: the header, an optional note, then the bounded output ``body``."""
+        lines = [self.header()]
+        if note:
+            lines.append(f"note: {note}")
+        if self.unavailable_reason and self.unavailable_reason != note:
+            lines.append(f"unavailable: {self.unavailable_reason}")
+        text = "\n".join(lines)
+        if body:
+            text = f"{text}\n{body}"
+        status: Literal["ok", "error"] = "ok" if self.outcome == "passed" else "error"
+        return ToolOutput(text, status=status, data=self.to_data(), artifact=self.artifact)
+
+
+def revision_files(
+    root: Path, check: CheckSpec, plan: CheckPlan, changed: Sequence[str] = (), limit: int = MAX_DEPENDENCY_FILES
+) -> tuple[str, ...]:
+    """The workspace-relative files whose revisions a receipt of ``check`` records, at most
+    ``limit``: files this run changed first (so staleness of an edit is never cut off), then the
+    check's declared paths (source files beneath directories), the tests a root discovery
+    command finds today, then the plan's dependency files."""
+    inventory = DependencyInventory(limit)
+    for path in changed:
+        _add_file(inventory, root, path)
+    for path in check.paths:
+        _add_declared(inventory, root, path)
+    if check.id in plan.bootstrap_checks or discovers_from_root(check):
+        # Tests created or moved during the run (root test_*.py, a tests/ package) are measured by
+        # the frozen root command, so their current revisions belong to its receipt.
+        for name in root_test_files(root):
+            inventory.add(name)
+        for folder in ROOT_TEST_DIRECTORIES:
+            _add_declared(inventory, root, folder)
+    for path in plan.dependency_files:
+        _add_file(inventory, root, path)
+    return inventory.files()
+
+
+def discovers_from_root(check: CheckSpec) -> bool:
+    """True for a ``unittest discover`` command that starts at the workspace root."""
+    argv = list(check.argv)
+    if "discover" not in argv or check.cwd not in ("", "."):
+        return False
+    options = argv[argv.index("discover") + 1 :]
+    flags = [i for i, arg in enumerate(options[:-1]) if arg in ("-s", "--start-directory")]
+    start = options[flags[0] + 1] if flags else "."
+    return start in (".", "./")
+
+
+def dependency_revisions(
+    root: Path, check: CheckSpec, plan: CheckPlan, changed: ChangedFiles | None = None
+) -> dict[str, str]:
+    """SHA-256 digests of :func:`revision_files`; files that cannot be read are left out."""
+    paths = [workspace_relative(root, path) for path in changed()] if changed is not None else []
+    revisions: dict[str, str] = {}
+    for rel in revision_files(root, check, plan, [p for p in paths if p is not None]):
+        digest = file_digest(root / rel)
+        if digest is not None:
+            revisions[rel] = digest
+    return revisions
+
+
+def root_test_files(root: Path) -> list[str]:
+    """The root ``test_*.py`` files, sorted (the bootstrap runner's regressions)."""
+    return sorted(name for name in list_root(root).files if name.startswith("test_") and name.endswith(".py"))
+
+
+def workspace_relative(root: Path, path: str) -> str | None:
+    """``path`` (absolute or relative) as a normalised workspace-relative path, or ``None`` outside."""
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if os.path.commonpath([absolute, str(root)]) != str(root) or absolute == str(root):
+            return None
+        path = os.path.relpath(absolute, root)
+    return beneath_root(root, path)
+
+
+def file_digest(path: Path) -> str | None:
+    """SHA-256 hex of the file's bytes, or ``None`` when it is not a readable regular file."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _add_file(inventory: DependencyInventory, root: Path, path: str) -> None:
+    rel = beneath_root(root, path)
+    if rel is not None and (root / rel).is_file():
+        inventory.add(rel)
+
+
+def _add_declared(inventory: DependencyInventory, root: Path, path: str) -> None:
+    rel = beneath_root(root, path)
+    if rel is None:
+        return
+    full = root / rel
+    if full.is_file():
+        inventory.add(rel)
+    elif full.is_dir():
+        for found in walk_files(root, rel):
+            if inventory.full:
+                inventory.truncated = True
+                return
+            if found.endswith(SOURCE_SUFFIXES):
+                inventory.add(found)

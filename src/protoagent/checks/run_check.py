@@ -1,0 +1,239 @@
+"""The ``run_check`` tool: run one repository check by id, exactly as it was captured before
+inference, and return a receipt the workflow's evidence rules read.
+
+The model names a check id and a phase; it never supplies argv, cwd or environment. ``prepare``
+expands the id through the processes layer's command preparation, so the approver sees the
+same exact preview as for ``execute_command``; the command then runs through the session's
+process registry (its own process group and output journal).
+
+Session services read: ``checks`` (the ``CheckPlan``), ``python`` (the selected interpreter),
+``processes`` (the ``ProcessRegistry``; a tool-owned one is used without it), ``sandbox`` and
+``changed_files`` (a callable listing the paths this run changed, for revision capture).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from protoagent.checks.outcomes import Verdict, classify
+from protoagent.checks.receipts import ChangedFiles, CheckReceipt, dependency_revisions, root_test_files
+from protoagent.checks.types import CheckPlan, CheckSpec
+from protoagent.errors import ConfigError, ToolRejected
+from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, PreparedCommand, prepare_command
+from protoagent.processes.runner import ManagedProcess, ProcessRegistry, session_home
+from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+
+DEFAULT_CHECK_TIMEOUT_S = 300.0
+"""Seconds a check may run before its process group is stopped."""
+CHECK_OUTPUT_LIMIT = 8192
+"""Bytes of output the model sees (head and tail); the full output stays in the journal."""
+MAX_CLASSIFIED_BYTES = 1 << 20
+"""Bytes of output read back to classify a run (head and tail of larger journals)."""
+
+Phase = Literal["baseline", "verify"]
+
+
+class RunCheckInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    check_id: str = Field(description="Id of one of the run's available checks.")
+    phase: Phase = Field("verify", description="baseline before editing; verify after the last change.")
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckCall:
+    """What ``prepare`` hands to ``execute``: the check and either a command or why none runs."""
+
+    plan: CheckPlan
+    check: CheckSpec
+    phase: Phase
+    command: PreparedCommand | None = None
+    unavailable: str | None = None
+    error: str | None = None
+
+
+class RunCheck(Tool[RunCheckInput]):
+    name: ClassVar[str] = "run_check"
+    description: ClassVar[str] = (
+        "Run one repository check by id with its exact configured command (you cannot change it). "
+        "phase='baseline' measures behavior before editing; phase='verify' is final verification."
+    )
+    input_model: ClassVar[type[BaseModel]] = RunCheckInput
+    metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
+
+    def __init__(self, *, timeout_s: float = DEFAULT_CHECK_TIMEOUT_S, output_limit: int = CHECK_OUTPUT_LIMIT) -> None:
+        self.timeout_s = timeout_s
+        self.output_limit = output_limit
+        self._registry: ProcessRegistry | None = None
+
+    def prepare(self, args: RunCheckInput, ctx: ToolContext) -> Prepared:
+        plan = check_plan(ctx)
+        check = plan.get(args.check_id)
+        if check is None:
+            raise _unknown_check(args.check_id, plan)
+        if args.phase == "baseline" and check.id in plan.bootstrap_checks and not root_test_files(ctx.root):
+            raise _empty_bootstrap_baseline(check.id, plan)
+        if check.runner_unavailable is not None:
+            return _nothing_runs(_CheckCall(plan, check, args.phase, unavailable=check.runner_unavailable))
+        request = CommandRequest(check.argv, check.cwd, check.env, self.timeout_s, self.output_limit)
+        try:
+            command = prepare_command(request, self._site(ctx))
+        except ToolRejected as rejection:
+            # The command is frozen, so the model cannot correct it: report instead of rejecting.
+            if rejection.kind == "unknown_executable":
+                return _nothing_runs(_CheckCall(plan, check, args.phase, unavailable=rejection.message))
+            return _nothing_runs(_CheckCall(plan, check, args.phase, error=rejection.message))
+        preview = f"check: {check.id} ({args.phase}){f' - {check.reason}' if check.reason else ''}\n{command.preview()}"
+        return Prepared(preview, "execute", state=_CheckCall(plan, check, args.phase, command))
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        call: _CheckCall = prepared.state
+        if call.command is None:
+            return _not_run(call, ctx, call.unavailable, call.error)
+        registry = self._process_registry(ctx)
+        artifacts_dir = registry.artifacts_dir(ctx.artifacts_dir)
+        try:
+            process = registry.start(call.command, artifacts_dir=artifacts_dir, label=call.check.id, listed=False)
+        except OSError as error:
+            reason = f"could not start {call.command.executable!r}: {error.strerror or error}"
+            if error.errno == errno.ENOENT:
+                return _not_run(call, ctx, reason, None)
+            return _not_run(call, ctx, None, reason)
+        try:
+            await process.wait(None)
+        except asyncio.CancelledError:
+            process.kill()
+            raise
+        finally:
+            registry.forget(process.id)
+        return _finished(call, ctx, process)
+
+    def _site(self, ctx: ToolContext) -> CommandSite:
+        artifacts_dir = self._process_registry(ctx).artifacts_dir(ctx.artifacts_dir)
+        python = ctx.services.get("python") or sys.executable
+        sandbox = ctx.services.get("sandbox") or NO_SANDBOX
+        return CommandSite(ctx.root, session_home(artifacts_dir), str(python), sandbox)
+
+    def _process_registry(self, ctx: ToolContext) -> ProcessRegistry:
+        """The session's registry, or one this tool keeps when the wiring gives none."""
+        registry = ctx.services.get("processes")
+        if isinstance(registry, ProcessRegistry):
+            return registry
+        if self._registry is None:
+            self._registry = ProcessRegistry()
+        return self._registry
+
+
+def check_plan(ctx: ToolContext) -> CheckPlan:
+    """The session's check plan; a session without one has no checks."""
+    plan = ctx.services.get("checks")
+    if plan is None:
+        return CheckPlan()
+    if not isinstance(plan, CheckPlan):
+        raise ConfigError("the session wiring must put a CheckPlan into ToolContext.services['checks']")
+    return plan
+
+
+def changed_files(ctx: ToolContext) -> ChangedFiles | None:
+    """The ``changed_files`` service when the session offers one."""
+    service = ctx.services.get("changed_files")
+    return service if callable(service) else None
+
+
+def _unknown_check(check_id: str, plan: CheckPlan) -> ToolRejected:
+    available = list(plan.check_ids)
+    hint = f"run one of: {', '.join(available)}" if available else "this run has no checks"
+    return ToolRejected(
+        f"unknown check id {check_id!r}; {hint}",
+        kind="unknown_check_id",
+        details={"available_check_ids": available},
+    )
+
+
+def _empty_bootstrap_baseline(check_id: str, plan: CheckPlan) -> ToolRejected:
+    return ToolRejected(
+        f"check {check_id!r} is the bootstrap runner for root test_*.py regressions and none exist yet, "
+        "so a baseline would measure nothing. Inspect the source, make the change together with its root "
+        "test_*.py regression tests, then run the check with phase='verify'",
+        kind="empty_bootstrap_baseline",
+        details={"bootstrap_checks": list(plan.bootstrap_checks), "test_pattern": "test_*.py"},
+    )
+
+
+def _nothing_runs(call: _CheckCall) -> Prepared:
+    why = call.unavailable or call.error
+    return Prepared(f"check: {call.check.id} ({call.phase}) cannot run: {why}\nnothing will run", "none", state=call)
+
+
+def _not_run(call: _CheckCall, ctx: ToolContext, unavailable: str | None, error: str | None) -> ToolOutput:
+    """The receipt of a check that did not start: ``unavailable`` (a missing runner) or ``error``."""
+    command = call.command
+    receipt = CheckReceipt(
+        check_id=call.check.id,
+        phase=call.phase,
+        outcome="unavailable" if unavailable is not None else "error",
+        exit_code=None,
+        tests_run=None,
+        dependency_revisions=dependency_revisions(ctx.root, call.check, call.plan, changed_files(ctx)),
+        argv=command.argv if command is not None else call.check.argv,
+        cwd=str(command.cwd if command is not None else ctx.root / call.check.cwd),
+        duration_s=0.0,
+        artifact=None,
+        unavailable_reason=unavailable,
+    )
+    return receipt.to_output(note=error or "nothing ran")
+
+
+def _finished(call: _CheckCall, ctx: ToolContext, process: ManagedProcess) -> ToolOutput:
+    command = process.command
+    state = process.state()
+    verdict = _classify(command, process, state.exit_code, state.timed_out, state.terminated, ctx.root)
+    observation = process.journal.consume(command.output_limit, settled=True)
+    receipt = CheckReceipt(
+        check_id=call.check.id,
+        phase=call.phase,
+        outcome=verdict.outcome,
+        exit_code=state.exit_code,
+        tests_run=verdict.tests_run,
+        dependency_revisions=dependency_revisions(ctx.root, call.check, call.plan, changed_files(ctx)),
+        argv=command.argv,
+        cwd=str(command.cwd),
+        duration_s=state.duration_s,
+        artifact=str(process.journal.path),
+        unavailable_reason=verdict.unavailable_reason,
+    )
+    return receipt.to_output(observation.text, verdict.note)
+
+
+def _classify(
+    command: PreparedCommand, process: ManagedProcess, code: int | None, timed_out: bool, terminated: bool, root: Path
+) -> Verdict:
+    output = read_output(process.journal.path)
+    runs_pytest = any(os.path.basename(arg) in ("pytest", "py.test") for arg in command.argv)
+    bases = (str(root), str(command.cwd))
+    return classify(code, output, timed_out=timed_out, terminated=terminated, bases=bases, pytest=runs_pytest)
+
+
+def read_output(path: Path, limit: int = MAX_CLASSIFIED_BYTES) -> str:
+    """The journal's text for classification: whole, or its head and tail when over ``limit``."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= limit:
+            data = handle.read()
+        else:
+            head = handle.read(limit // 2)
+            handle.seek(size - limit // 2)
+            data = head + b"\n" + handle.read()
+    return data.decode("utf-8", errors="replace")
+
+
+CHECK_TOOLS: tuple[type[Tool[Any]], ...] = (RunCheck,)
+"""The check tool classes; the session instantiates them."""
