@@ -37,7 +37,7 @@ def make_script(path: Path, text: str) -> Path:
 def test_env_is_not_inherited(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROTOAGENT_PARENT_ONLY", "from-parent")
     env = child_env(ctx, {"GREETING": "hello"})
-    assert set(env) == {"HOME", "LANG", "GREETING"}
+    assert set(env) == {"HOME", "LANG", "PYTHONDONTWRITEBYTECODE", "GREETING"}
     assert env["LANG"] == "C.UTF-8"
     assert env["GREETING"] == "hello"
     assert env["HOME"] != os.environ.get("HOME")
@@ -136,7 +136,7 @@ def test_preview_shows_executable_cwd_env_limits_and_sandbox(ctx: ToolContext, w
     assert f"executable: {executable}" in lines
     assert f'argv: ["{executable}", "-0"]' in lines
     assert f"cwd: {workspace / 'src'}" in lines
-    assert f"env: HOME={tmp_path / 'artifacts' / 'home'} LANG=C.UTF-8 MODE='a b'" in lines
+    assert f"env: HOME={tmp_path / 'artifacts' / 'home'} LANG=C.UTF-8 MODE='a b' PYTHONDONTWRITEBYTECODE=1" in lines
     assert "timeout: 5 s" in lines
     assert "output limit: 100 bytes" in lines
     assert "sandbox: none" in lines

@@ -4,7 +4,7 @@ Preparation is pure: it reads the filesystem to resolve paths but starts nothing
 nothing. Everything it refuses raises ``ToolRejected`` before any approval is asked.
 
 Environment rules. The child never inherits the harness's environment. It gets a fixed minimal
-set (``LANG=C.UTF-8`` and ``HOME`` pointing at a session-scoped folder, so tools that write
+set (``LANG=C.UTF-8``, ``PYTHONDONTWRITEBYTECODE=1`` and ``HOME`` pointing at a session-scoped folder, so tools that write
 caches or dotfiles never touch the real home) plus exactly the variables the call names.
 Because nothing is inherited, credentials in the parent environment (``*KEY*``, ``*TOKEN*``,
 ``*SECRET*``, ``*PASSWORD*`` ...) reach the child only when the call names them with a value.
@@ -36,7 +36,9 @@ DEFAULT_OUTPUT_LIMIT = 8192
 MAX_OUTPUT_LIMIT = 1 << 20
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 """Where bare program names are found when the call does not name ``PATH``."""
-BASE_ENV: Mapping[str, str] = {"LANG": "C.UTF-8"}
+BASE_ENV: Mapping[str, str] = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+"""Python must not leave bytecode caches behind: a cache written by one run can hide an edit
+made within the same second that keeps the file's size (the cache is keyed on mtime and size)."""
 """Variables every child gets (``HOME`` is added per session); a call's env overrides them."""
 PYTHON_NAMES = frozenset({"python", "python3"})
 

@@ -25,6 +25,9 @@ class ToolRegistry:
     def get(self, name: str) -> AnyTool | None:
         return self._tools.get(name)
 
+    def tools(self) -> list[AnyTool]:
+        return list(self._tools.values())
+
     def names(self) -> list[str]:
         return list(self._tools)
 

@@ -41,26 +41,28 @@ class Evidence:
 
 
 def check_results(events: Sequence[Event]) -> list[CheckResult]:
-    """Every run_check receipt in the log, in order."""
+    """Every run_check receipt in the log, in order. A denied call counts with its requested id
+    and phase, so a denial is never mistaken for a missing run; a rejected call ran nothing and
+    asked for nothing runnable, so it is no result."""
+    requested: dict[str, dict[str, Any]] = {}
     results = []
     for e in events:
+        if e.type == "tool.started" and e.payload["tool"] == "run_check":
+            requested[e.payload["call_id"]] = e.payload["arguments"]
         if e.type != "tool.ended" or e.payload["tool"] != "run_check":
             continue
         data = e.payload.get("data", {})
-        if "check_id" not in data:
+        asked = requested.get(e.payload["call_id"], {})
+        check_id = data.get("check_id", asked.get("check_id"))
+        if not isinstance(check_id, str):
             continue
-        outcome = data.get("outcome") or e.payload["status"]
-        if e.payload["status"] == "denied":
-            outcome = "denied"
+        status = e.payload["status"]
+        if status == "rejected":
+            continue
+        outcome = str(data.get("outcome") or status) if status != "denied" else status
+        phase = str(data.get("phase") or asked.get("phase") or "verify")
         results.append(
-            CheckResult(
-                str(data["check_id"]),
-                str(data.get("phase", "verify")),
-                str(outcome),
-                e.seq,
-                data.get("tests_run"),
-                str(e.payload["output"])[-1500:],
-            )
+            CheckResult(check_id, phase, outcome, e.seq, data.get("tests_run"), str(e.payload["output"])[-1500:])
         )
     return results
 

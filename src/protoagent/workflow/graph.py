@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
+from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
 from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
-from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.contract import RunContract
 from protoagent.workflow.evidence import CheckResult, check_results
@@ -34,7 +34,13 @@ class WorkflowGraph:
     """A small state machine over Architect turns; the model never opens a repair itself."""
 
     def __init__(
-        self, session: AgentSession, board: TaskBoard, contract: RunContract, runner: WorkerRunner, budget: Budget
+        self,
+        session: AgentSession,
+        board: TaskBoard,
+        contract: RunContract,
+        runner: WorkerRunner,
+        budget: Budget,
+        role: Preset,
     ) -> None:
         self.session = session
         self.board = board
@@ -43,8 +49,7 @@ class WorkflowGraph:
         self.budget = budget
         self.state = GraphState(deferred=contract.defer_verification)
         self._ids = itertools.count(1)
-        profile, mode = runner.profile, runner.mode
-        self.architect = AgentLoop(session, agent="architect", role=roles.architect(profile, mode), budget=budget)
+        self.architect = AgentLoop(session, agent="architect", role=role, budget=budget)
 
     async def run_editing(self, objective: str) -> GraphState:
         await self._baseline()

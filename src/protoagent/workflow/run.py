@@ -10,13 +10,17 @@ from typing import Any, Literal
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
-from protoagent.checks.discovery import discover_checks
 from protoagent.checks.interpreter import select_interpreter
+from protoagent.checks.plan import plan_checks
+from protoagent.checks.run_check import CHECK_TOOLS
 from protoagent.checks.types import CheckPlan
 from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
+from protoagent.hooks.admission import ContextAdmissionHook
+from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.pipeline import HookRegistration
+from protoagent.hooks.projection import ToolContextProjectionHook
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
 from protoagent.tools.approvals import Answerer, Policy
@@ -28,7 +32,7 @@ from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
 from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.task_tools import TASK_TOOLS
-from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows
+from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows, file_writes
 
 RunStatus = Literal["completed", "incomplete", "failed"]
 
@@ -125,12 +129,12 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     root = _check_inputs(objective, options.repo)
     provider = options.provider or resolve_model(options.model, options.model_config)
     contract = await select_contract(objective, options.surface, provider)
-    plan = CheckPlan() if contract.surface == "conversation" else discover_checks(root)
     interpreter = select_interpreter(root)
+    plan = CheckPlan() if contract.surface == "conversation" else plan_checks(root, interpreter)
     profile, mode = _profile(provider)
     role = _role_for(contract, profile, mode, options.tester)
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
-    tools = [*builtin_tools(), *(cls() for cls in (*TASK_TOOLS, *WORKER_TOOLS))]
+    tools = [*builtin_tools(), *(cls() for cls in (*TASK_TOOLS, *WORKER_TOOLS, *CHECK_TOOLS))]
     spec = SessionSpec(
         repo=root,
         model=options.model,
@@ -153,13 +157,42 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     board = TaskBoard(log, _initial_record(objective, plan, contract, root))
     budget = Budget(options.max_model_calls)
     runner = WorkerRunner(session, board, budget, profile, mode, coder_max_windows())
-    services.update(task=board, workers=runner)
+    services.update(task=board, workers=runner, changed_files=lambda: _changed_files(log.events))
     session.pipeline.guards.append(run_guard(board, contract))
-    session.hooks.register(HookRegistration(90, "work-yield", runner.yield_hook))
+    _mount_hooks(session, board, runner, contract, profile, options)
     try:
         return await _drive(session, contract, board, runner, budget, role, objective)
     finally:
         session.close()
+
+
+WORKER_CARDS = (
+    WorkerCard("coder", "task", "applies edits for one focused assignment now"),
+    WorkerCard("tester", "task", "read-only: proposes regression cases and check ids"),
+    WorkerCard("run_check", "check_id, phase", "Verifier runs a selected check (baseline or verify)"),
+)
+
+
+def _mount_hooks(
+    session: AgentSession,
+    board: TaskBoard,
+    runner: WorkerRunner,
+    contract: RunContract,
+    profile: Literal["small", "standard"],
+    options: RunOptions,
+) -> None:
+    """Before-model hooks: compact protocol (small profile), projection, admission with the task
+    record re-inserted, and the Architect's yield after an exhausted Coder assignment."""
+    hooks = session.hooks
+    if profile == "small":
+        cards = WORKER_CARDS if contract.surface == "editing" else ()
+        hooks.register(CompactProtocolHook(identity="You are ProtoAgent.", cards=cards).registration())
+    hooks.register(ToolContextProjectionHook.for_tools(session.registry.tools()).registration())
+    record = None if contract.surface == "conversation" else (lambda: board.record.render())
+    hooks.register(
+        ContextAdmissionHook.for_provider(session.provider, options.model_config, profile, record).registration()
+    )
+    hooks.register(HookRegistration(95, "work-yield", runner.yield_hook))
 
 
 async def _drive(
@@ -175,7 +208,7 @@ async def _drive(
     deferred = contract.defer_verification
     failed = False
     if contract.surface == "editing":
-        graph = WorkflowGraph(session, board, contract, runner, budget)
+        graph = WorkflowGraph(session, board, contract, runner, budget, role)
         state = await graph.run_editing(objective)
         failed, deferred = state.model_failed, state.deferred
         summary = _final_text(log.events, "architect") or state.stop_reason
@@ -185,7 +218,7 @@ async def _drive(
         failed = outcome.status == "failed"
         summary = outcome.text
         if contract.surface == "verification" and not failed:
-            await WorkflowGraph(session, board, contract, runner, budget).run_verification()
+            await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
     evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred)
     status = _status(contract, evidence, failed)
     log.append(
@@ -202,6 +235,10 @@ async def _drive(
     run_status = "completed" if status == "completed" else "failed" if status == "failed" else "incomplete"
     log.append("run.ended", {"status": run_status, "summary": summary})
     return RunReport(session.session_id, status, contract.surface, evidence, summary, evidence.notes)
+
+
+def _changed_files(events: list[Event]) -> list[str]:
+    return list(dict.fromkeys(str(e.payload["data"].get("path")) for e in file_writes(events)))
 
 
 def _final_text(events: list[Event], agent: str) -> str:

@@ -65,7 +65,7 @@ def revision_current(root: Path, write: Event) -> bool:
         return False
     target = root / str(path)
     try:
-        return hashlib.sha256(target.read_bytes()).hexdigest() == revision
+        return hashlib.sha256(target.read_bytes()).hexdigest() == str(revision)
     except OSError:
         return False
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
+
+if TYPE_CHECKING:
+    from protoagent.workflow.contract import Surface
 
 app = typer.Typer(
     name="protoagent",
@@ -76,7 +79,7 @@ def run(
     console = Console(stderr=as_json)
     renderer = None if as_json else TerminalRenderer(console)
     answerer = terminal_answerer(console) if approval is ApprovalChoice.ask and not as_json else None
-    forced = None if surface is SurfaceChoice.auto else surface.value
+    forced = None if surface is SurfaceChoice.auto else cast("Surface", surface.value)
     with open_store() as store:
         options = RunOptions(
             repo=repo,
@@ -85,7 +88,7 @@ def run(
             approval=approval.value,
             answerer=answerer,
             surface=forced,
-            on_event=renderer,  # type: ignore[arg-type]
+            on_event=renderer,
             artifacts_root=data_home() / "artifacts",
         )
         try:
