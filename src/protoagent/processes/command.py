@@ -4,8 +4,9 @@ Preparation is pure: it reads the filesystem to resolve paths but starts nothing
 nothing. Everything it refuses raises ``ToolRejected`` before any approval is asked.
 
 Environment rules. The child never inherits the harness's environment. It gets a fixed minimal
-set (``LANG=C.UTF-8``, ``PYTHONDONTWRITEBYTECODE=1`` and ``HOME`` pointing at a session-scoped folder, so tools that write
-caches or dotfiles never touch the real home) plus exactly the variables the call names.
+set (``LANG=C.UTF-8``, ``PYTHONDONTWRITEBYTECODE=1`` and ``HOME`` pointing at a session-scoped
+folder, so tools that write caches or dotfiles never touch the real home) plus exactly the
+variables the call names.
 Because nothing is inherited, credentials in the parent environment (``*KEY*``, ``*TOKEN*``,
 ``*SECRET*``, ``*PASSWORD*`` ...) reach the child only when the call names them with a value.
 ``PATH`` is set only when the call names it.
