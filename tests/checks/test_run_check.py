@@ -320,6 +320,7 @@ def test_denied_approval_runs_nothing(root: Path) -> None:
     assert "approval.requested" in harness.types()
     assert not marker.exists()
     assert not (harness.artifacts / "processes").exists()
+    assert [(r.id, r.phase, r.outcome) for r in check_results(harness.log.events)] == [("touch", "verify", "denied")]
 
 
 def test_root_discovery_records_tests_moved_into_a_package(root: Path) -> None:
