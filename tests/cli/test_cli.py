@@ -151,3 +151,16 @@ def test_help_lists_the_commands(tmp_path: Path) -> None:
     result = cli(tmp_path, "--help", check=True)
     for command in ("run", "sessions", "checks", "models"):
         assert command in result.stdout
+
+
+def test_agents_tester_off_removes_the_tester_from_later_runs(tmp_path: Path, repo: Path) -> None:
+    home = tmp_path / "home"
+    assert "tester: on" in cli(home, "agents", check=True).stdout
+    assert "tester: off" in cli(home, "agents", "tester", "off", check=True).stdout
+    script = write_script(tmp_path / "turns.jsonl", [final_turn("nothing to do", role="architect")])
+    run = cli(home, "run", "--model", f"scripted:{script}", "--repo", str(repo), "--json", "fix parse_date")
+    session_id = json.loads(run.stdout)["session_id"]
+    events = json.loads(cli(home, "sessions", "show", session_id, "--json", check=True).stdout)["events"]
+    offered = next(e for e in events if e["type"] == "model.requested")["payload"]["tool_names"]
+    assert "coder" in offered and "tester" not in offered
+    assert cli(home, "agents", "nobody", "off").returncode == 2

@@ -73,3 +73,31 @@ def test_task_record_lives_in_events_and_reloads() -> None:
     reloaded = current_task(store.load("s_t"))
     assert reloaded == replace(RECORD, frozen=True)
     assert "selected_check_ids" in reloaded.render() and "plan: frozen" in reloaded.render()
+
+
+def test_worker_packet_is_bounded_and_never_executes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+    import json as jsonlib
+
+    from protoagent.tools.base import ToolContext
+    from protoagent.workflow.packets import PacketArgs, WorkerPacket
+
+    big = "x = 1\n" * 1500
+    (tmp_path / "a.py").write_text(big)
+    (tmp_path / "b.py").write_text(big)
+    log = SessionLog(MemoryStore(), "s_p")
+    log.append("session.created", {"preset": "p", "model": "m", "root": str(tmp_path), "approval_policy": "auto"})
+    board = TaskBoard(log, RECORD)
+    ctx = ToolContext("s_p", "c1", tmp_path, "architect", services={"task": board})
+    tool = WorkerPacket()
+    out = asyncio.run(
+        tool.execute(tool.prepare(PacketArgs(role="coder", objective="fix", paths=["a.py", "b.py", "../x"]), ctx), ctx)
+    )
+    packet = jsonlib.loads(out.text)
+    assert packet["executed"] is False and "Delegate it now" in packet["reminder"]
+    assert sum(len(s.get("content", "")) for s in packet["sources"]) <= 6000
+    assert "error" in packet["sources"][2] or "omitted" in packet["sources"][2]
+    with pytest.raises(ToolRejected):
+        tool.prepare(PacketArgs(role="coder", objective="fix", paths=[f"f{i}.py" for i in range(9)]), ctx)
+    with pytest.raises(ValueError, match="role"):
+        PacketArgs(role="senior engineer", objective="fix")  # type: ignore[arg-type]

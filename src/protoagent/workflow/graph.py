@@ -121,7 +121,11 @@ class WorkflowGraph:
             self.session.log.append(
                 "workflow.work_yielded", {"reason": outcome.text, "continuations": self.state.continuations}
             )
-            if self.state.continuations >= MAX_CONTINUATIONS or not self._stable_edits():
+            if (
+                self.state.continuations >= MAX_CONTINUATIONS
+                or not self._stable_edits()
+                or _denied_effects(self.session.log.events)
+            ):
                 self.state.stop_reason = "unfinished work after the allowed continuations"
                 return outcome
             self.state.continuations += 1

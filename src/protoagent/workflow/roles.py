@@ -45,6 +45,9 @@ TESTER_TOOLS = (*READ_TOOLS, "report_task")
 
 def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
     tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != "tester")
+    if profile != "small":
+        # Small owned-local inference hides the low-level packet in favour of coder(task)/tester(task).
+        tools = (*tools, "worker_packet")
     return Preset("architect", ARCHITECT_PROMPT, tools, max_steps=16, profile=profile, action_mode=mode)
 
 

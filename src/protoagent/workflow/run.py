@@ -30,6 +30,7 @@ from protoagent.workflow.contract import RunContract, Surface, select_contract
 from protoagent.workflow.evidence import Evidence, compute_evidence
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
+from protoagent.workflow.packets import PACKET_TOOLS
 from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.task_tools import TASK_TOOLS
 from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows, file_writes
@@ -134,7 +135,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     profile, mode = _profile(provider)
     role = _role_for(contract, profile, mode, options.tester)
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
-    tools = [*builtin_tools(), *(cls() for cls in (*TASK_TOOLS, *WORKER_TOOLS, *CHECK_TOOLS))]
+    tools = [*builtin_tools(), *(cls() for cls in (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS))]
     spec = SessionSpec(
         repo=root,
         model=options.model,

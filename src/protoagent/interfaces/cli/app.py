@@ -18,9 +18,15 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help keeps start-up fast: typer's rich help formatter alone costs ~60 ms to import.
+    rich_markup_mode=None,
 )
-sessions_app = typer.Typer(help="List and show recorded sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List and show recorded sessions.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
+agents_app = typer.Typer(
+    help="Turn optional agents (tester, scout, mcp) on or off.", rich_markup_mode=None, invoke_without_command=True
+)
+app.add_typer(agents_app, name="agents")
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -74,6 +80,7 @@ def run(
     from protoagent.api import data_home, open_store
     from protoagent.errors import ConfigError
     from protoagent.interfaces.cli.render import TerminalRenderer, render_report, terminal_answerer
+    from protoagent.settings import agent_enabled
     from protoagent.workflow.run import RunOptions, run_task
 
     console = Console(stderr=as_json)
@@ -88,6 +95,7 @@ def run(
             approval=approval.value,
             answerer=answerer,
             surface=forced,
+            tester=agent_enabled(data_home(), "tester"),
             on_event=renderer,
             artifacts_root=data_home() / "artifacts",
         )
@@ -171,6 +179,34 @@ def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     from protoagent.interfaces.cli.models_cmd import models_command
 
     raise typer.Exit(models_command(as_json))
+
+
+class Switch(StrEnum):
+    on = "on"
+    off = "off"
+
+
+@agents_app.callback()
+def agents(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="Optional agent: tester, scout or mcp.")] = None,
+    switch: Annotated[Switch | None, typer.Argument(help="on or off.")] = None,
+) -> None:
+    """Show optional agents, or turn one on or off: `protoagent agents tester off`."""
+    from protoagent.api import data_home
+    from protoagent.errors import ConfigError
+    from protoagent.settings import OPTIONAL_AGENTS, agent_enabled, set_agent
+
+    home = data_home()
+    try:
+        if name is not None and switch is not None:
+            set_agent(home, name, switch is Switch.on)
+        elif name is not None:
+            _fail("say on or off, e.g. 'protoagent agents tester off'", False)
+        for agent in OPTIONAL_AGENTS:
+            typer.echo(f"{agent}: {'on' if agent_enabled(home, agent) else 'off'}")
+    except ConfigError as exc:
+        _fail(str(exc), False)
 
 
 def _fail(message: str, as_json: bool) -> None:
