@@ -24,6 +24,7 @@ from protoagent.hooks.projection import ToolContextProjectionHook
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
 from protoagent.tools.approvals import Answerer, Policy
+from protoagent.tools.base import AnyTool
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.contract import RunContract, Surface, select_contract
@@ -135,7 +136,8 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     profile, mode = _profile(provider)
     role = _role_for(contract, profile, mode, options.tester)
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
-    tools = [*builtin_tools(), *(cls() for cls in (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS))]
+    workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS)
+    tools = [*builtin_tools(), *(cls() for cls in workflow_tools)]
     spec = SessionSpec(
         repo=root,
         model=options.model,
