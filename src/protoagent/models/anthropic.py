@@ -1,0 +1,274 @@
+"""Anthropic Messages API provider on the official ``anthropic`` SDK (``anthropic:MODEL``).
+
+The system prompt is the top-level ``system`` parameter; tool calls are ``tool_use`` blocks and
+their results ``tool_result`` blocks, consecutive ones merged into one user message.
+The SDK is imported when a provider is built, never at ProtoAgent's start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from protoagent.errors import ConfigError, ProviderError
+from protoagent.models import http_errors
+from protoagent.models.json_actions import FinalTextStream, json_mode_system, parse_action, render_history
+from protoagent.models.openai_compat import parse_arguments
+from protoagent.models.registry import ModelConfig
+from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
+
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+# Error types an SSE ``error`` event can carry mid-stream (its HTTP status was 200).
+TRANSIENT_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+
+
+def message_blocks(message: Message) -> list[dict[str, Any]]:
+    """The content blocks of one message."""
+    if message.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}]
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        text = f"[system] {message.content}" if message.role == "system" else message.content
+        blocks.append({"type": "text", "text": text})
+    for call in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+    return blocks
+
+
+def messages_to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Alternating user/assistant messages; tool results and later user text join one user turn."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = message_blocks(message)
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return wire
+
+
+def build_request(request: ModelRequest, model: str, default_max_tokens: int) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` (streaming)."""
+    json_mode = request.action_mode == "json"
+    system = json_mode_system(request.system, request.tools) if json_mode else request.system
+    history = render_history(request.messages) if json_mode else request.messages
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_output_tokens or default_max_tokens,
+        "messages": messages_to_wire(history),
+        "stream": True,
+    }
+    if system:
+        body["system"] = system
+    if request.tools and not json_mode:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+        ]
+    if request.temperature is not None:
+        # Newer SDKs no longer take ``temperature`` as an argument; the body field still works.
+        body["extra_body"] = {"temperature": request.temperature}
+    return body
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str
+    id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What a Messages stream has said so far."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str | None = None
+
+    def add_event(self, event: Any) -> str:
+        """Take one stream event; returns its new text (possibly empty)."""
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            self._add_usage(event.message.usage)
+        elif kind == "content_block_start":
+            block = event.content_block
+            self.blocks[event.index] = _Block(
+                kind=block.type, id=getattr(block, "id", ""), name=getattr(block, "name", "")
+            )
+            text = getattr(block, "text", "") if block.type == "text" else ""
+            if text:
+                self.blocks[event.index].parts.append(text)
+            return text or ""
+        elif kind == "content_block_delta":
+            return self._add_delta(event.index, event.delta)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self._add_usage(event.usage)
+        return ""
+
+    def _add_delta(self, index: int, delta: Any) -> str:
+        block = self.blocks.setdefault(index, _Block(kind="text"))
+        if delta.type == "text_delta":
+            block.parts.append(delta.text)
+            return str(delta.text)
+        if delta.type == "input_json_delta":
+            block.parts.append(delta.partial_json)
+        return ""
+
+    def _add_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        read = getattr(usage, "cache_read_input_tokens", None)
+        created = getattr(usage, "cache_creation_input_tokens", None)
+        fresh = getattr(usage, "input_tokens", None)
+        if fresh is not None:
+            self.input_tokens = int(fresh) + int(read or 0) + int(created or 0)
+        if read is not None:
+            self.cached_tokens = int(read)
+        if getattr(usage, "output_tokens", None) is not None:
+            self.output_tokens = int(usage.output_tokens)
+
+    def text(self) -> str:
+        return "".join("".join(b.parts) for _, b in sorted(self.blocks.items()) if b.kind == "text")
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(
+            ToolCall(id=b.id, name=b.name, arguments=parse_arguments("".join(b.parts)))
+            for _, b in sorted(self.blocks.items())
+            if b.kind == "tool_use"
+        )
+
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
+
+
+class AnthropicProvider:
+    """A Claude model behind the ``anthropic`` SDK, with native tools or JSON actions."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        max_output_tokens: int | None = None,
+        timeout: float | None = None,
+        http_client: Any = None,
+    ):
+        try:
+            import anthropic
+        except ImportError as error:
+            raise ConfigError(
+                "the anthropic provider needs the anthropic SDK; install protoagent[anthropic]"
+            ) from error
+        self.model = model
+        self.max_output_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+        self._anthropic = anthropic
+        self._options: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": base_url,
+            "max_retries": 0,
+            "timeout": timeout if timeout is not None else 600.0,
+        }
+        if http_client is not None:
+            self._options["http_client"] = http_client
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _client_for_loop(self) -> Any:
+        # An SDK client keeps connections bound to the event loop that opened them.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = self._anthropic.AsyncAnthropic(**self._options)
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connections."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        body = build_request(request, self.model, self.max_output_tokens)
+        client = self._client_for_loop()
+        state = StreamState()
+        final = FinalTextStream() if request.action_mode == "json" else None
+        try:
+            events = await client.messages.create(**body)
+            try:
+                async for event in events:
+                    text = state.add_event(event)
+                    shown = final.feed(text) if final is not None else text
+                    if shown:
+                        yield TextDelta(shown)
+            finally:
+                await events.close()
+        except self._anthropic.APIStatusError as error:
+            raise self._status_error(error) from error
+        except self._anthropic.APIConnectionError as error:
+            raise http_errors.connection_error(self.name, error) from error
+        except self._anthropic.APIError as error:
+            raise ProviderError(f"{self.name} failed: {error.message}", provider=self.name) from error
+        except Exception as error:
+            if http_errors.is_transport_error(error):
+                raise http_errors.connection_error(self.name, error) from error
+            raise
+        for event in self._finish(request, state, final):
+            yield event
+
+    def _status_error(self, error: Any) -> ProviderError:
+        headers = http_errors.lower_headers(error.response.headers)
+        status = int(error.status_code)
+        if status < 400:
+            # An ``error`` event inside a stream that began with 200 OK.
+            body = error.body if isinstance(error.body, dict) else {}
+            inner = body.get("error", body)
+            kind = inner.get("type", "") if isinstance(inner, dict) else ""
+            message = http_errors.error_message(error.body, str(error.message))
+            return ProviderError(
+                f"{self.name} stream failed ({kind or 'error'}): {message}",
+                provider=self.name,
+                status=529 if kind == "overloaded_error" else None,
+                transient=kind in TRANSIENT_ERROR_TYPES,
+            )
+        return http_errors.status_error(self.name, status, headers, error.body, str(error.message))
+
+    def _finish(self, request: ModelRequest, state: StreamState, final: FinalTextStream | None) -> list[ModelEvent]:
+        stop_reason = STOP_REASONS.get(state.stop_reason or "end_turn", state.stop_reason or "stop")
+        if final is None:
+            return [
+                ModelTurn(
+                    text=state.text(), tool_calls=state.tool_calls(), usage=state.usage(), stop_reason=stop_reason
+                )
+            ]
+        turn = parse_action(state.text(), request.tools)
+        events: list[ModelEvent] = []
+        rest = final.rest(turn)
+        if rest:
+            events.append(TextDelta(rest))
+        reason = turn.stop_reason if stop_reason == "stop" else stop_reason
+        events.append(ModelTurn(text=turn.text, tool_calls=turn.tool_calls, usage=state.usage(), stop_reason=reason))
+        return events
+
+
+def from_spec(rest: str, config: ModelConfig) -> AnthropicProvider:
+    """``anthropic:MODEL``, authenticated with ``ANTHROPIC_API_KEY``."""
+    if not rest:
+        raise ConfigError("model spec 'anthropic' needs a model name, for example 'anthropic:claude-sonnet-5'")
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise ConfigError(f"model {'anthropic:' + rest!r} needs an API key: set ANTHROPIC_API_KEY")
+    return AnthropicProvider(model=rest, api_key=key, max_output_tokens=config.max_output_tokens)

