@@ -13,7 +13,7 @@ from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.errors import ConfigError, ProviderError
 from protoagent.events import MemoryStore, derive_messages
-from protoagent.models.types import ModelEvent, ModelRequest
+from protoagent.models.types import ModelEvent, ModelRequest, ModelTurn
 from protoagent.testing import ScriptedModel, final_turn, tool_turn
 
 from .tools_for_tests import Echo, WriteNote
@@ -161,3 +161,55 @@ def test_unknown_model_provider_names_the_valid_ones(tmp_path: Path) -> None:
     spec = SessionSpec(repo=tmp_path, model="gpt:4", store=MemoryStore(), preset="chat")
     with pytest.raises(ConfigError, match=r"unknown model provider 'gpt'.*anthropic.*scripted"):
         AgentSession.create(spec)
+
+
+def test_repeating_the_same_call_and_result_ends_the_turn_without_burning_the_budget(tmp_path: Path) -> None:
+    bad = tool_turn("echo", wrong="x")
+    model = ScriptedModel.from_lines([bad, bad, bad, final_turn("never reached")])
+    session = session_for(tmp_path, model)
+    outcome = asyncio.run(AgentLoop(session).run_turn("go"))
+    assert outcome.status == "limit" and "repeated the same call with the same result 3 times" in outcome.text
+    assert model.remaining == 1
+
+
+def test_a_corrected_call_resets_the_repetition_count(tmp_path: Path) -> None:
+    bad = tool_turn("echo", wrong="x")
+    model = ScriptedModel.from_lines([bad, bad, tool_turn("echo", text="ok"), bad, bad, final_turn("done")])
+    session = session_for(tmp_path, model, Preset("roomy", "x", ("echo",), max_steps=10))
+    outcome = asyncio.run(AgentLoop(session).run_turn("go"))
+    assert outcome.status == "completed" and outcome.text == "done"
+
+
+class CutOffThenScripted:
+    """Stands where a JSON-mode model stands: its first replies are cut off mid-action."""
+
+    name = "cutoff"
+    model = "cutoff-1"
+
+    def __init__(self, cut: int) -> None:
+        self.cut = cut
+        self.inner = ScriptedModel.from_lines([final_turn("answered")])
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.append(request)
+        if self.cut:
+            self.cut -= 1
+            yield ModelTurn(text='{"type":"tool_call","tool":"echo","args":{"text":"aaaa', stop_reason="invalid_action")
+            return
+        async for item in self.inner.stream(request):
+            yield item
+
+
+def test_cut_off_action_gets_feedback_instead_of_ending_the_turn(tmp_path: Path) -> None:
+    model = CutOffThenScripted(1)
+    session = session_for(tmp_path, model)
+    outcome = asyncio.run(AgentLoop(session).run_turn("go"))
+    assert outcome.status == "completed" and outcome.text == "answered"
+    assert model.requests[1].messages[-1].content.startswith("Your last reply was cut off")
+
+
+def test_repeated_cut_off_actions_end_the_turn_as_stuck(tmp_path: Path) -> None:
+    session = session_for(tmp_path, CutOffThenScripted(5))
+    outcome = asyncio.run(AgentLoop(session).run_turn("go"))
+    assert outcome.status == "limit" and "not one whole action" in outcome.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from dataclasses import dataclass, field
 from typing import Literal
@@ -12,8 +13,14 @@ from protoagent.agents.session import AgentSession
 from protoagent.errors import LimitExceeded, ProviderError, YieldControl
 from protoagent.events.messages import derive_messages
 from protoagent.models.types import ModelRequest, ModelTurn, TextDelta
+from protoagent.tools.pipeline import ToolResult
 
 MAX_RETRIES = 3
+MAX_REPEATED_STEPS = 3
+INVALID_ACTION_FEEDBACK = (
+    "Your last reply was cut off or was not one JSON action. Reply with exactly one short action: "
+    '{"type":"tool_call","tool":NAME,"args":{...}} or {"type":"final","text":"..."}.'
+)
 BASE_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 
@@ -44,7 +51,14 @@ class Yielded:
     reason: str
 
 
-Step = Continue | Finished | Failed | Yielded
+@dataclass(frozen=True, slots=True)
+class Stuck:
+    """The model keeps repeating a call that was rejected; the turn ends with a limit."""
+
+    reason: str
+
+
+Step = Continue | Finished | Failed | Yielded | Stuck
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +102,28 @@ class AgentLoop:
         self.backoff_s = backoff_s
         self.turn = 0
         self.steps_taken = 0
+        self._repeats = 0
+        self._last_step: tuple[str, ...] = ()
 
-    async def run_turn(self, user_text: str, max_steps: int | None = None) -> TurnOutcome:
-        self.start_turn(user_text)
+    async def run_turn(self, user_text: str, max_steps: int | None = None, context: str | None = None) -> TurnOutcome:
+        self.start_turn(user_text, context=context)
         outcome = await self.run_steps(max_steps or self.role.max_steps)
         self.end_turn(outcome)
         return outcome
 
-    def start_turn(self, user_text: str, *, kind: str = "user.message") -> None:
+    def start_turn(self, user_text: str, *, kind: str = "user.message", context: str | None = None) -> None:
+        """Open a turn with the person's message (or injected workflow context), optionally
+        followed by application context the model should see, e.g. a baseline result."""
         log = self.session.log
         self.turn = sum(1 for e in log.events if e.type == "turn.started" and e.agent == self.agent) + 1
         self.steps_taken = 0
         log.append("turn.started", {}, turn=self.turn, agent=self.agent)
         payload = {"text": user_text} if kind == "user.message" else {"text": user_text, "source": "workflow"}
         log.append(kind, payload, turn=self.turn, agent=self.agent)
+        if context:
+            log.append("context.injected", {"text": context, "source": "workflow"}, turn=self.turn, agent=self.agent)
+        self._repeats = 0
+        self._last_step = ()
 
     def end_turn(self, outcome: TurnOutcome) -> None:
         status = "completed" if outcome.status in ("completed", "yielded") else outcome.status
@@ -121,6 +143,8 @@ class AgentLoop:
                     return TurnOutcome("failed", reason, self.steps_taken)
                 case Yielded(reason=reason):
                     return TurnOutcome("yielded", reason, self.steps_taken)
+                case Stuck(reason=reason):
+                    return TurnOutcome("limit", reason, self.steps_taken)
         return TurnOutcome("limit", f"used all {limit} steps of this window without a final answer", self.steps_taken)
 
     async def step(self, step: int) -> Step:
@@ -133,10 +157,13 @@ class AgentLoop:
         except (ProviderError, LimitExceeded) as exc:
             self._record_failure(exc, step)
             return Failed(str(exc))
+        if turn.stop_reason == "invalid_action":
+            return self._invalid_action(step)
         if not turn.tool_calls:
             return Finished(turn.text)
+        results = []
         for call in turn.tool_calls:
-            await self.session.pipeline.run(
+            result = await self.session.pipeline.run(
                 call,
                 agent=self.agent,
                 allowed=self.session.offered_tools(self.role.tools),
@@ -144,7 +171,38 @@ class AgentLoop:
                 step=step,
                 profile=self.role.profile,
             )
+            results.append(result)
+        return self._stuck(turn, results) or Continue()
+
+    def _invalid_action(self, step: int) -> Stuck | Continue:
+        """A reply that is not one whole action gets explicit feedback; a model that keeps doing it
+        is stuck."""
+        self._repeats = self._repeats + 1 if self._last_step == ("invalid",) else 1
+        self._last_step = ("invalid",)
+        if self._repeats >= MAX_REPEATED_STEPS:
+            return Stuck(f"the model sent {self._repeats} replies in a row that were not one whole action")
+        self.session.log.append(
+            "context.injected",
+            {"text": INVALID_ACTION_FEEDBACK, "source": "action-format"},
+            turn=self.turn,
+            step=step,
+            agent=self.agent,
+        )
         return Continue()
+
+    def _stuck(self, turn: ModelTurn, results: list[ToolResult]) -> Stuck | None:
+        """A model that repeats the exact calls of its last step and gets the exact same results is
+        not making progress; after ``MAX_REPEATED_STEPS`` identical steps the turn ends instead of
+        burning the shared budget."""
+        signature = tuple(
+            json.dumps([c.name, c.arguments, r.status, r.output], sort_keys=True, default=str)
+            for c, r in zip(turn.tool_calls, results, strict=True)
+        )
+        self._repeats = self._repeats + 1 if signature == self._last_step else 1
+        self._last_step = signature
+        if self._repeats >= MAX_REPEATED_STEPS:
+            return Stuck(f"the model repeated the same call with the same result {self._repeats} times")
+        return None
 
     def build_request(self) -> ModelRequest:
         session = self.session

@@ -141,7 +141,7 @@ class CompactProtocolHook:
             tools = tuple(compact_tool(t, self.max_description) for t in request.tools)
         instructions = request.system if self.instructions is None else self.instructions
         system = render_compact_system(self.identity, instructions, request.action_mode, tools, self.cards)
-        return replace(request, system=system, tools=tools)
+        return replace(request, system=system, tools=tools, tools_in_prompt=request.action_mode == "json")
 
     def registration(self, stage: int = COMPACT_PROTOCOL_STAGE) -> HookRegistration:
         return HookRegistration(stage, COMPACT_PROTOCOL_OWNER, self)

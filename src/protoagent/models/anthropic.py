@@ -57,7 +57,11 @@ def messages_to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def build_request(request: ModelRequest, model: str, default_max_tokens: int) -> dict[str, Any]:
     """The keyword arguments of ``messages.create`` (streaming)."""
     json_mode = request.action_mode == "json"
-    system = json_mode_system(request.system, request.tools) if json_mode else request.system
+    system = (
+        json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt)
+        if json_mode
+        else request.system
+    )
     history = render_history(request.messages) if json_mode else request.messages
     body: dict[str, Any] = {
         "model": model,

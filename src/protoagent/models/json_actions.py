@@ -219,8 +219,11 @@ def render_history(messages: Sequence[Message]) -> list[Message]:
     return merged
 
 
-def json_mode_system(system: str, tools: Sequence[ToolSchema]) -> str:
-    """The system text of a JSON-mode request: the caller's instructions, then the action guide."""
+def json_mode_system(system: str, tools: Sequence[ToolSchema], *, tools_in_prompt: bool = False) -> str:
+    """The system text of a JSON-mode request: the caller's instructions, then the action guide
+    (unless the caller's text already holds it)."""
+    if tools_in_prompt:
+        return system
     guide = action_guide(tools)
     return f"{system.rstrip()}\n\n{guide}" if system.strip() else guide
 

@@ -157,6 +157,12 @@ class LlamaLocalProvider:
         self.n_ctx = n_ctx
         self.max_output_tokens = max_output_tokens
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under the model's own tokenizer (context admission uses it)."""
+        loaded = load_model(self.path, self.n_ctx)
+        with loaded.lock:
+            return len(loaded.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         loop = asyncio.get_running_loop()
@@ -178,7 +184,13 @@ class LlamaLocalProvider:
                 kind, value = await queue.get()
             if kind == "error":
                 raise value
-            turn = parse_action("".join(raw), request.tools)
+            reply = "".join(raw)
+            turn = parse_action(reply, request.tools)
+            if not turn.tool_calls and reply.lstrip().startswith("{") and turn.text == reply.strip():
+                # The grammar only lets a whole action through, so an unparsed reply was cut off
+                # (usually at the token limit). It is no answer: the loop asks for a valid action.
+                yield ModelTurn(text=reply[:2000], usage=value, stop_reason="invalid_action")
+                return
             rest = final.rest(turn)
             if rest:
                 yield TextDelta(rest)
@@ -200,7 +212,12 @@ class LlamaLocalProvider:
 
     def _run(self, loaded: LoadedModel, request: ModelRequest, emit: Emit, stop: threading.Event) -> Usage:
         llama = loaded.llama
-        messages = [Message(role="system", content=json_mode_system(request.system, request.tools))]
+        messages = [
+            Message(
+                role="system",
+                content=json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt),
+            )
+        ]
         messages.extend(render_history(request.messages))
         prompt = render_prompt(loaded, messages)
         room = self.n_ctx - len(prompt.tokens)

@@ -55,7 +55,11 @@ def build_request(
 ) -> dict[str, Any]:
     """The keyword arguments of ``chat.completions.create`` for a request (streaming, with usage)."""
     json_mode = request.action_mode == "json"
-    system = json_mode_system(request.system, request.tools) if json_mode else request.system
+    system = (
+        json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt)
+        if json_mode
+        else request.system
+    )
     history = render_history(request.messages) if json_mode else list(request.messages)
     messages = [{"role": "system", "content": system}] if system else []
     messages.extend(message_to_wire(message) for message in history)

@@ -58,6 +58,9 @@ class ModelRequest:
     output_schema: dict[str, Any] | None = None
     max_output_tokens: int | None = None
     temperature: float | None = None
+    tools_in_prompt: bool = False
+    """The system text already holds the action format and the tool schemas (the compact
+    protocol wrote them); JSON-mode providers must not add their own guide a second time."""
     agent_role: str = "main"
     """The role of the requesting agent (``architect``, ``coder`` ...); scripted models key on it."""
 
@@ -77,6 +80,8 @@ class ModelTurn:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     stop_reason: str = "stop"
+    """``stop``, ``tool_calls``, ``length`` ... or ``invalid_action``: a JSON-mode reply that is
+    not one whole action (cut off); the loop asks again instead of taking it as an answer."""
 
 
 ModelEvent = TextDelta | ModelTurn

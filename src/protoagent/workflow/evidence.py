@@ -126,6 +126,9 @@ def _verification(
         notes.append("no checks are selected, so nothing can verify a code change")
         return "no_checks"
     missing = [c for c in selected if c not in final]
+    if missing and last_write == 0:
+        notes.append("no file change was applied, so there was nothing to verify")
+        return "not_run"
     if missing:
         stale = [r.id for r in results if r.phase == "verify" and r.seq < last_write and r.id in missing]
         if stale:

@@ -54,7 +54,7 @@ class WorkflowGraph:
     async def run_editing(self, objective: str) -> GraphState:
         await self._baseline()
         self._phase("edit")
-        outcome = await self.architect.run_turn(objective)
+        outcome = await self.architect.run_turn(objective, context=self._baseline_context())
         outcome = await self._continue_yielded_work(outcome)
         while not self._stopped(outcome):
             if self.state.deferred:
@@ -83,6 +83,14 @@ class WorkflowGraph:
         self._phase("baseline")
         for check_id in record.baseline_check_ids:
             await self._run_check(check_id, "baseline")
+
+    def _baseline_context(self) -> str | None:
+        """Baseline receipts, shown to the Architect as evidence of the behaviour to change."""
+        baseline = [r for r in check_results(self.session.log.events) if r.phase == "baseline"]
+        if not baseline:
+            return None
+        parts = [f"check {r.id} ({r.outcome}):\n{r.output[-1200:]}" for r in baseline]
+        return "Baseline before any change (evidence, not a verdict on your work):\n" + "\n\n".join(parts)
 
     async def _final_checks(self) -> list[CheckResult]:
         """Run every selected check that has no final run after the last change; return the failures."""

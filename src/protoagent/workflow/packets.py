@@ -51,7 +51,9 @@ class WorkerPacket(Tool[PacketArgs]):
                 sources.append({"path": path, "omitted": "source budget of 6000 characters used up"})
                 continue
             try:
-                read = reader.prepare(ReadFileInput(path=path, start_line=1, end_line=None), replace(ctx, agent_role="explorer"))
+                read = reader.prepare(
+                    ReadFileInput(path=path, start_line=1, end_line=None), replace(ctx, agent_role="explorer")
+                )
                 out = await reader.execute(read, replace(ctx, agent_role="explorer"))
             except ToolRejected as rejection:
                 sources.append({"path": path, "error": rejection.message})

@@ -45,7 +45,11 @@ TESTER_TOOLS = (*READ_TOOLS, "report_task")
 
 def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
     tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != "tester")
-    if profile != "small":
+    if profile == "small":
+        # The task record is already injected into every small-profile request, so task_status
+        # would only spend a model call re-reading it.
+        tools = tuple(t for t in tools if t != "task_status")
+    else:
         # Small owned-local inference hides the low-level packet in favour of coder(task)/tester(task).
         tools = (*tools, "worker_packet")
     return Preset("architect", ARCHITECT_PROMPT, tools, max_steps=16, profile=profile, action_mode=mode)

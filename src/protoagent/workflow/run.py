@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,9 @@ from protoagent.workflow.task_tools import TASK_TOOLS
 from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows, file_writes
 
 RunStatus = Literal["completed", "incomplete", "failed"]
+SMALL_PROFILE_MAX_OUTPUT = 384
+"""Output tokens per small-profile action: one action is short, and a sub-1B model that loops
+inside a JSON string should be cut off in seconds, not after a thousand tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,9 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     interpreter = select_interpreter(root)
     plan = CheckPlan() if contract.surface == "conversation" else plan_checks(root, interpreter)
     profile, mode = _profile(provider)
+    model_config = options.model_config
+    if profile == "small" and model_config.max_output_tokens is None:
+        model_config = replace(model_config, max_output_tokens=SMALL_PROFILE_MAX_OUTPUT)
     role = _role_for(contract, profile, mode, options.tester)
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
     workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS)
@@ -146,7 +152,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
         approval=options.approval,
         answerer=options.answerer,
         title=objective[:120],
-        model_config=options.model_config,
+        model_config=model_config,
         tools=tools,
         services=services,
         provider=provider,
@@ -214,7 +220,9 @@ async def _drive(
         graph = WorkflowGraph(session, board, contract, runner, budget, role)
         state = await graph.run_editing(objective)
         failed, deferred = state.model_failed, state.deferred
-        summary = _final_text(log.events, "architect") or state.stop_reason
+        ended = log.last("turn.ended", agent="architect")
+        last_reason = str(ended.payload.get("reason", "")) if ended is not None else ""
+        summary = _final_text(log.events, "architect") or state.stop_reason or last_reason
     else:
         agent = "verifier" if contract.surface == "verification" else "architect"
         outcome: TurnOutcome = await AgentLoop(session, agent=agent, role=role, budget=budget).run_turn(objective)

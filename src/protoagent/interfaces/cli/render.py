@@ -6,6 +6,8 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
 from protoagent.events.types import Event
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 
@@ -41,7 +43,10 @@ class TerminalRenderer:
             case "tool.ended":
                 style = _STATUS_STYLE.get(payload["status"], "white")
                 first = payload["output"].splitlines()[0] if payload["output"] else ""
-                self.console.print(f"  [{style}]{payload['status']}[/{style}] {_short(first, 100)}", highlight=False)
+                first = first.removeprefix("error:").removeprefix(payload["status"]).strip()
+                self.console.print(
+                    f"  [{style}]{payload['status']}[/{style}] {escape(_short(first, 100))}", highlight=False
+                )
             case "model.retrying":
                 self.console.print(f"[yellow]retrying in {payload['delay_s']:.1f}s: {payload['error']}[/yellow]")
             case "model.failed":
@@ -101,8 +106,8 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
         console.print("changed files: " + ", ".join(report["changed_files"]), highlight=False)
     for check in report["checks"]:
         tests = f", {check['tests_run']} tests" if check.get("tests_run") is not None else ""
-        console.print(f"  check {check['id']} [{check['phase']}]: {check['outcome']}{tests}", highlight=False)
+        console.print(escape(f"  check {check['id']} [{check['phase']}]: {check['outcome']}{tests}"), highlight=False)
     for note in report["notes"]:
-        console.print(f"  [yellow]note:[/yellow] {note}", highlight=False)
+        console.print(f"  [yellow]note:[/yellow] {escape(note)}", highlight=False)
     if report["summary"]:
         console.print(report["summary"], markup=False, highlight=False)
