@@ -164,3 +164,25 @@ def test_agents_tester_off_removes_the_tester_from_later_runs(tmp_path: Path, re
     offered = next(e for e in events if e["type"] == "model.requested")["payload"]["tool_names"]
     assert "coder" in offered and "tester" not in offered
     assert cli(home, "agents", "nobody", "off").returncode == 2
+
+
+def test_bang_command_runs_through_the_same_pipeline_and_formatter(tmp_path: Path, repo: Path) -> None:
+    home = tmp_path / "home"
+    result = cli(home, "run", "--repo", str(repo), "--approval", "auto", "--json", "!echo hello from the shell")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["surface"] == "command" and "hello from the shell" in report["summary"]
+    events = json.loads(cli(home, "sessions", "show", report["session_id"], "--json", check=True).stdout)["events"]
+    kinds = [e["type"] for e in events]
+    assert kinds[:5] == ["session.created", "tool.started", "approval.requested", "approval.decided", "tool.ended"]
+    ended = events[4]["payload"]
+    assert ended["tool"] == "shell" and ended["artifact"] == ended["data"]["artifact"]
+    assert not [e for e in events if e["type"].startswith("model.")]
+
+
+def test_bang_command_is_denied_without_a_terminal_under_ask(tmp_path: Path, repo: Path) -> None:
+    marker = repo / "made-by-command"
+    result = cli(tmp_path / "home", "run", "--repo", str(repo), "--json", f"!touch {marker}")
+    assert result.returncode == 3
+    assert not marker.exists()
+    assert "denied" in json.loads(result.stdout)["summary"]

@@ -253,3 +253,33 @@ def test_coder_max_windows_is_clamped(raw: str, expected: int) -> None:
     from protoagent.workflow.workers import coder_max_windows
 
     assert coder_max_windows({"PROTOAGENT_CODER_MAX_WINDOWS": raw}) == expected
+
+
+def test_graph_continues_yielded_work_at_most_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROTOAGENT_CODER_MAX_WINDOWS", "1")
+    turns = []
+    for attempt in range(3):
+        turns += [call("coder", "architect", task=f"write notes batch {attempt}"), *_creates(9, attempt * 9)]
+    run = run_workflow(tmp_path, "write the release notes", turns, files=PASSING)
+    assert len(run.of("workflow.continuing")) == 2
+    assert len(run.of("workflow.work_yielded")) == 3
+    assert all(e.payload["data"]["reason"] == "worker_turn_limit" for e in run.ended("coder"))
+    assert run.json["applied"] is True and run.json["status"] == "incomplete"
+    assert not [c for c in run.json["checks"] if c["phase"] == "verify"]
+    assert run.model.remaining == 0
+
+
+def test_denied_effect_is_never_turned_into_a_continuation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROTOAGENT_CODER_MAX_WINDOWS", "1")
+    notes = [call("create_file", "coder", path=f"notes/n{i}.md", content=f"{i}\n") for i in range(8)]
+    turns = [
+        call("plan_task", "architect", paths=["notes"]),
+        call("coder", "architect", task="write notes"),
+        *notes,
+        call("create_file", "coder", path="other.md", content="x\n"),
+    ]
+    run = run_workflow(tmp_path, "write the release notes", turns, files=PASSING)
+    assert run.ended("create_file")[-1].payload["status"] == "denied"
+    assert len(run.of("workflow.work_yielded")) == 1
+    assert not run.of("workflow.continuing")
+    assert run.json["status"] == "incomplete"

@@ -34,6 +34,7 @@ from protoagent.workflow.guards import run_guard
 from protoagent.workflow.packets import PACKET_TOOLS
 from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.task_tools import TASK_TOOLS
+from protoagent.workflow.user_command import run_user_command
 from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows, file_writes
 
 RunStatus = Literal["completed", "incomplete", "failed"]
@@ -48,7 +49,8 @@ class RunReport:
 
     session_id: str
     status: RunStatus
-    surface: Surface
+    surface: Surface | Literal["command"]
+    """The request's surface; ``command`` for a person's own ``!command``."""
     evidence: Evidence
     summary: str
     notes: tuple[str, ...] = field(default=())
@@ -132,6 +134,8 @@ def _check_inputs(objective: str, repo: Path) -> Path:
 async def run_task(objective: str, options: RunOptions) -> RunReport:
     """Run one objective to an honest end and report applied, verified and criteria_supported."""
     root = _check_inputs(objective, options.repo)
+    if objective.lstrip().startswith("!"):
+        return await run_user_command(objective, root, options)
     provider = options.provider or resolve_model(options.model, options.model_config)
     contract = await select_contract(objective, options.surface, provider)
     interpreter = select_interpreter(root)
