@@ -66,3 +66,22 @@ def test_invalid_model_decision_falls_back_deterministically(tmp_path: Path) -> 
     run = run_workflow(tmp_path, "the parser is slow", turns)
     contract = run.of("run.contract")[0].payload
     assert contract["surface"] == "editing" and contract["source"] == "fallback"
+
+
+def test_verification_surface_runs_checks_without_a_model_and_denies_writes(tmp_path: Path) -> None:
+    from .support import TESTS
+
+    passing = {"dates.py": BUGGY.replace("int(day), int(month)", "int(month), int(day)"), "test_dates.py": TESTS}
+    run = run_workflow(tmp_path, "run the tests", [], files=passing)
+    assert run.json["surface"] == "verification"
+    assert run.model.requests == []
+    assert run.json["checks"] == [{"id": "unittest", "phase": "verify", "outcome": "passed", "tests_run": 1}]
+    assert run.json["verified"] is True and run.json["status"] == "completed"
+    assert run.json["applied"] is False
+
+
+def test_verification_surface_reports_failing_checks_as_incomplete(tmp_path: Path) -> None:
+    run = run_workflow(tmp_path, "run the tests", [])
+    assert run.json["checks"][0]["outcome"] == "failed"
+    assert run.json["verified"] is False and run.json["status"] == "incomplete"
+    assert (run.root / "dates.py").read_text() == BUGGY

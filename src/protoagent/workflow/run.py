@@ -28,7 +28,7 @@ from protoagent.tools.base import AnyTool
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.contract import RunContract, Surface, select_contract
-from protoagent.workflow.evidence import Evidence, compute_evidence
+from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
 from protoagent.workflow.packets import PACKET_TOOLS
@@ -227,13 +227,14 @@ async def _drive(
         ended = log.last("turn.ended", agent="architect")
         last_reason = str(ended.payload.get("reason", "")) if ended is not None else ""
         summary = _final_text(log.events, "architect") or state.stop_reason or last_reason
+    elif contract.surface == "verification":
+        # The Verifier is model-free: the selected checks run as captured, and the receipts speak.
+        await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
+        summary = "; ".join(f"{r.id}: {r.outcome}" for r in check_results(log.events)) or "no checks to run"
     else:
-        agent = "verifier" if contract.surface == "verification" else "architect"
-        outcome: TurnOutcome = await AgentLoop(session, agent=agent, role=role, budget=budget).run_turn(objective)
+        outcome: TurnOutcome = await AgentLoop(session, agent="architect", role=role, budget=budget).run_turn(objective)
         failed = outcome.status == "failed"
         summary = outcome.text
-        if contract.surface == "verification" and not failed:
-            await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
     evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred)
     status = _status(contract, evidence, failed)
     log.append(
