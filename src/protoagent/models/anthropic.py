@@ -7,7 +7,6 @@ The SDK is imported when a provider is built, never at ProtoAgent's start-up.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from protoagent.models import http_errors
 from protoagent.models.json_actions import FinalTextStream, json_mode_system, parse_action, render_history
 from protoagent.models.openai_compat import parse_arguments
 from protoagent.models.registry import ModelConfig
+from protoagent.models.sdk_client import LoopBoundClient
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
 
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -188,26 +188,15 @@ class AnthropicProvider:
         }
         if http_client is not None:
             self._options["http_client"] = http_client
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-
-    def _client_for_loop(self) -> Any:
-        # An SDK client keeps connections bound to the event loop that opened them.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = self._anthropic.AsyncAnthropic(**self._options)
-            self._client_loop = loop
-        return self._client
+        self._clients = LoopBoundClient(lambda: self._anthropic.AsyncAnthropic(**self._options))
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
+        await self._clients.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = build_request(request, self.model, self.max_output_tokens)
-        client = self._client_for_loop()
+        client = self._clients.get()
         state = StreamState()
         final = FinalTextStream() if request.action_mode == "json" else None
         try:

@@ -7,7 +7,6 @@ The SDK is imported when a provider is built, never at ProtoAgent's start-up.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from protoagent.models.json_actions import (
     render_history,
 )
 from protoagent.models.registry import ModelConfig
+from protoagent.models.sdk_client import LoopBoundClient
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
 
 JsonFormat = Literal["json_object", "json_object_schema"]
@@ -203,25 +203,14 @@ class OpenAICompatProvider:
         }
         if http_client is not None:
             self._options["http_client"] = http_client
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._clients = LoopBoundClient(lambda: self._openai.AsyncOpenAI(**self._options))
         is_openai = name == "openai"
         self._max_tokens_field = "max_completion_tokens" if is_openai else "max_tokens"
         self._json_format: JsonFormat = "json_object" if is_openai else "json_object_schema"
 
-    def _client_for_loop(self) -> Any:
-        # An SDK client keeps connections bound to the event loop that opened them.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = self._openai.AsyncOpenAI(**self._options)
-            self._client_loop = loop
-        return self._client
-
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
+        await self._clients.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if request.max_output_tokens is None and self.max_output_tokens is not None:
@@ -230,7 +219,7 @@ class OpenAICompatProvider:
             request, self.model, max_tokens_field=self._max_tokens_field, json_format=self._json_format
         )
         body.update(self.extra_options)
-        client = self._client_for_loop()
+        client = self._clients.get()
         state = StreamState()
         final = FinalTextStream() if request.action_mode == "json" else None
         try:
