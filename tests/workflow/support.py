@@ -89,6 +89,8 @@ def run_workflow(
     surface: Surface | None = None,
     approval: Policy = "auto",
     tester: bool = True,
+    scout: bool = False,
+    mcp: bool = False,
 ) -> Run:
     root = make_repo(tmp_path / "repo", files)
     model = ScriptedModel.from_lines(turns)
@@ -101,7 +103,10 @@ def run_workflow(
         surface=surface,
         provider=model,
         tester=tester,
+        scout=scout,
+        mcp=mcp,
         artifacts_root=tmp_path / "artifacts",
+        data_home=tmp_path / "home",
     )
     report = asyncio.run(run_task(objective, options))
     return Run(report, store.load(report.session_id), model, root)

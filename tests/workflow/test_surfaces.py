@@ -85,3 +85,23 @@ def test_verification_surface_reports_failing_checks_as_incomplete(tmp_path: Pat
     assert run.json["checks"][0]["outcome"] == "failed"
     assert run.json["verified"] is False and run.json["status"] == "incomplete"
     assert (run.root / "dates.py").read_text() == BUGGY
+
+
+def test_optional_integrations_are_offered_only_when_enabled(tmp_path: Path) -> None:
+    from protoagent.workflow.run import RunOptions
+
+    default = run_workflow(tmp_path / "a", "fix parse_date", [say("nothing", "architect")])
+    offered = {t.name for t in default.model.requests[0].tools}
+    assert not offered & {"web_search", "fetch_url", "list_mcp_tools", "call_mcp_tool"}
+    assert RunOptions.__dataclass_fields__["scout"].default is False
+
+    enabled = run_workflow(tmp_path / "b", "fix parse_date", [say("nothing", "architect")], scout=True, mcp=True)
+    offered = {t.name for t in enabled.model.requests[0].tools}
+    assert {"web_search", "fetch_url", "list_mcp_tools", "mcp_tool_schema", "call_mcp_tool"} <= offered
+
+
+def test_enabled_mcp_broker_is_wired_and_explains_missing_servers(tmp_path: Path) -> None:
+    turns = [call("list_mcp_tools", "architect", server="docs"), say("no servers", "architect")]
+    run = run_workflow(tmp_path, "fix parse_date", turns, mcp=True)
+    ended = run.ended("list_mcp_tools")[0].payload
+    assert ended["status"] == "rejected" and "no MCP servers are configured" in ended["output"]

@@ -18,6 +18,8 @@ from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.hooks.admission import ContextAdmissionHook
+from protoagent.integrations import integration_tools
+from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.hooks.projection import ToolContextProjectionHook
@@ -82,6 +84,12 @@ class RunOptions:
     surface: Surface | None = None
     """Force a surface; no classification call is made then."""
     tester: bool = True
+    scout: bool = False
+    """Offer Scout's web_search/fetch_url to the Architect (off by default)."""
+    mcp: bool = False
+    """Offer the MCP broker's tools to the Architect (off by default)."""
+    data_home: Path | None = None
+    """Where user-level configuration (mcp.json) lives."""
     provider: ModelProvider | None = None
     model_config: ModelConfig = field(default_factory=ModelConfig)
     on_event: Callable[[Event], None] | None = None
@@ -144,9 +152,14 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     model_config = options.model_config
     if profile == "small" and model_config.max_output_tokens is None:
         model_config = replace(model_config, max_output_tokens=SMALL_PROFILE_MAX_OUTPUT)
+    extras = integration_tools(scout=options.scout, mcp=options.mcp) if contract.surface == "editing" else ()
     role = _role_for(contract, profile, mode, options.tester)
+    if extras:
+        role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
-    workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS)
+    if options.mcp and extras:
+        services["mcp_broker"] = MCPBroker.from_files(root, options.data_home)
+    workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS, *extras)
     tools = [*builtin_tools(), *(cls() for cls in workflow_tools)]
     spec = SessionSpec(
         repo=root,

@@ -96,6 +96,9 @@ def run(
             answerer=answerer,
             surface=forced,
             tester=agent_enabled(data_home(), "tester"),
+            scout=agent_enabled(data_home(), "scout"),
+            mcp=agent_enabled(data_home(), "mcp"),
+            data_home=data_home(),
             on_event=renderer,
             artifacts_root=data_home() / "artifacts",
         )
