@@ -18,11 +18,11 @@ from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.hooks.admission import ContextAdmissionHook
-from protoagent.integrations import integration_tools
-from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.hooks.projection import ToolContextProjectionHook
+from protoagent.integrations import integration_tools
+from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
 from protoagent.tools.approvals import Answerer, Policy
