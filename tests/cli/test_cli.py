@@ -186,3 +186,59 @@ def test_bang_command_is_denied_without_a_terminal_under_ask(tmp_path: Path, rep
     assert result.returncode == 3
     assert not marker.exists()
     assert "denied" in json.loads(result.stdout)["summary"]
+
+
+def test_interrupted_run_records_cancellation_and_leaves_no_process(tmp_path: Path, repo: Path) -> None:
+    import signal
+    import time
+
+    marker = tmp_path / "child.pid"
+    script = write_script(
+        tmp_path / "turns.jsonl",
+        [
+            tool_turn(
+                "execute_command",
+                role="architect",
+                argv=[
+                    "python",
+                    "-c",
+                    f"import os,time; open({str(marker)!r},'w').write(str(os.getpid())); time.sleep(60)",
+                ],
+            ),
+        ],
+    )
+    env = {**os.environ, "PROTOAGENT_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen(
+        [
+            *EXE,
+            "run",
+            "--model",
+            f"scripted:{script}",
+            "--repo",
+            str(repo),
+            "--approval",
+            "auto",
+            "--json",
+            "add a slow step",
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists(), "the command never started"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in err
+    child = int(marker.read_text())
+    time.sleep(0.2)
+    assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+    listed = json.loads(cli(tmp_path / "home", "sessions", "list", "--json", check=True).stdout)
+    events = json.loads(
+        cli(tmp_path / "home", "sessions", "show", listed[0]["session_id"], "--json", check=True).stdout
+    )["events"]
+    assert events[-1]["type"] == "run.ended" and events[-1]["payload"]["status"] == "cancelled"

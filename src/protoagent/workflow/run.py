@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -188,6 +189,10 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     _mount_hooks(session, board, runner, contract, profile, options)
     try:
         return await _drive(session, contract, board, runner, budget, role, objective)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # The log says how the run ended even when the person stops it; what ran stays recorded.
+        log.append("run.ended", {"status": "cancelled", "summary": "the run was interrupted"})
+        raise
     finally:
         session.close()
 

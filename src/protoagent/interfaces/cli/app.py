@@ -48,6 +48,7 @@ class SurfaceChoice(StrEnum):
 
 
 EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
 
 
 @app.command()
@@ -106,6 +107,9 @@ def run(
             report = asyncio.run(run_task(objective, options))
         except ConfigError as exc:
             _fail(str(exc), as_json)
+        except KeyboardInterrupt:
+            typer.echo("interrupted: every started command was stopped; the session log records the run", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
     if as_json:
         typer.echo(json.dumps(report.to_json()))
     else:
