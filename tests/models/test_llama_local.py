@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,6 +115,26 @@ def test_constrained_replies_are_valid_actions(prompt: str) -> None:
         assert not turn.text.lstrip().startswith("{"), "a truncated or invalid action leaked as text"
 
 
+def test_sampled_requests_use_llama_cpps_own_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
+    from protoagent.models import llama_sampling
+
+    def no_greedy(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a sampled request went through the greedy loop")
+
+    monkeypatch.setattr(llama_sampling, "greedy_generate", no_greedy)
+    provider = resolve_model("local")
+    request = ModelRequest(
+        system=SYSTEM,
+        messages=(Message("user", "Read the file src/app.py."),),
+        tools=TOOLS,
+        action_mode="json",
+        max_output_tokens=64,
+        temperature=0.7,
+    )
+    _, turn = collect(provider, request)
+    assert turn.usage.output_tokens > 0
+
+
 def test_follow_up_request_reuses_the_cached_prefix() -> None:
     provider = resolve_model("local")
     first = ModelRequest(
@@ -136,6 +158,121 @@ def test_follow_up_request_reuses_the_cached_prefix() -> None:
     assert follow_up.usage.cached_input_tokens >= turn.usage.input_tokens - 1
     assert evaluated == follow_up.usage.input_tokens - follow_up.usage.cached_input_tokens
     assert evaluated < follow_up.usage.input_tokens // 2
+
+
+def action_prompt(text: str) -> tuple[Any, list[int], list[str], Any]:
+    """The loaded embedded model, the provider's prompt tokens and stop strings, and the action grammar."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from protoagent.models.json_actions import action_schema, json_mode_system
+    from protoagent.models.llama_local import load_model, render_prompt
+
+    provider = resolve_model("local")
+    loaded = load_model(provider.path, provider.n_ctx)  # type: ignore[attr-defined]
+    system = json_mode_system(SYSTEM, TOOLS, tools_in_prompt=True)
+    prompt = render_prompt(loaded, [Message("system", system), Message("user", text)])
+    grammar = LlamaGrammar.from_json_schema(json.dumps(action_schema(TOOLS)), verbose=False)
+    return loaded.llama, prompt.tokens, prompt.stop, grammar
+
+
+@pytest.mark.parametrize(
+    ("prompt", "max_tokens"),
+    [
+        ("Read the file src/app.py.", 200),
+        ("List the files in the tests folder.", 200),
+        ("Run the command: ls -la", 200),
+        ("What is 2 + 2? Answer directly, no tools needed.", 200),
+        ("Say hello. Do not use any tool.", 200),
+        ("Read the file src/app.py.", 9),
+    ],
+)
+@pytest.mark.parametrize("top", ["best few", "whole vocabulary"])
+def test_lazy_grammar_decoding_matches_create_completion(
+    prompt: str, max_tokens: int, top: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from protoagent.models import llama_sampling
+    from protoagent.models.llama_sampling import greedy_generate
+
+    if top == "whole vocabulary":  # A one-token top set never settles a rejection: every one filters all.
+        monkeypatch.setattr(llama_sampling, "TOP_CANDIDATES", 1)
+    llama, tokens, stop, grammar = action_prompt(prompt)
+    # Both paths start from an empty cache, so both evaluate the prompt in the same batches.
+    llama.reset()
+    raw = llama.create_completion(prompt=tokens, max_tokens=max_tokens, temperature=0.0, stop=stop, grammar=grammar)
+    # create_completion leaves every generated token but the last one chosen evaluated in the cache.
+    raw_tokens = llama.input_ids[len(tokens) : llama.n_tokens].tolist()
+    llama.reset()
+    pieces: list[str] = []
+    lazy = greedy_generate(
+        llama, tokens, reuse=0, max_tokens=max_tokens, stop=stop, grammar=grammar, emit=pieces.append
+    )
+    lazy_evaluated = llama.input_ids[len(tokens) : llama.n_tokens].tolist()
+    assert lazy_evaluated == raw_tokens
+    assert lazy.tokens[: len(raw_tokens)] == raw_tokens
+    assert len(lazy.tokens) == raw["usage"]["completion_tokens"]
+    assert lazy.text == raw["choices"][0]["text"] == "".join(pieces)
+    assert {"eog": "stop", "stop": "stop", "length": "length"}[lazy.finish] == raw["choices"][0]["finish_reason"]
+    if top == "whole vocabulary":
+        assert lazy.top_checks == 0
+    if lazy.finish == "eog":  # The end token itself is not kept: every generated token was compared.
+        assert lazy.tokens == raw_tokens
+    else:  # The last token is not evaluated by either path; its text is compared above.
+        assert bytes(llama.detokenize(lazy.tokens)).decode("utf-8", "ignore") == lazy.text
+
+
+def test_lazy_decoding_frees_its_grammar_samplers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import llama_cpp
+
+    from protoagent.models.llama_sampling import greedy_generate
+
+    created: list[Any] = []
+    freed: list[Any] = []
+    init, free = llama_cpp.llama_sampler_init_grammar, llama_cpp.llama_sampler_free
+
+    def counted_init(*args: Any) -> Any:
+        created.append(init(*args))
+        return created[-1]
+
+    def counted_free(sampler: Any) -> None:
+        freed.append(sampler)
+        free(sampler)
+
+    monkeypatch.setattr(llama_cpp, "llama_sampler_init_grammar", counted_init)
+    monkeypatch.setattr(llama_cpp, "llama_sampler_free", counted_free)
+    llama, tokens, stop, grammar = action_prompt("Read the file src/app.py.")
+    greedy_generate(llama, tokens, reuse=0, max_tokens=8, stop=stop, grammar=grammar, emit=lambda _: None)
+    cancelled = greedy_generate(
+        llama, tokens, reuse=0, max_tokens=8, stop=stop, grammar=grammar, emit=lambda _: None, cancelled=lambda: True
+    )
+
+    def failing(_: str) -> None:
+        raise RuntimeError("consumer failed")
+
+    with pytest.raises(RuntimeError, match="consumer failed"):
+        greedy_generate(llama, tokens, reuse=0, max_tokens=8, stop=stop, grammar=grammar, emit=failing)
+    assert cancelled.finish == "cancelled"
+    assert not cancelled.tokens
+    assert len(created) == 3
+    assert freed == created
+
+
+def test_text_stream_releases_whole_characters_and_stops_before_stop_strings() -> None:
+    from protoagent.models.llama_sampling import TextStream
+
+    pieces: list[str] = []
+    stream = TextStream(["\nUser:"], pieces.append)
+    snowman = "☃".encode()
+    for piece in [b"caf", "é".encode()[:1], "é".encode()[1:], b" ", snowman[:2], snowman[2:], b"\nUs"]:
+        assert not stream.feed(piece)
+    assert "".join(pieces) == "café ☃"  # Half characters and a possible stop string are held back.
+    assert stream.feed(b"er: next")
+    assert stream.finish() == "café ☃" == "".join(pieces)
+
+    pieces.clear()
+    stream = TextStream(["\nUser:"], pieces.append)
+    for piece in [b"a\nUs", b"ed", snowman[:1]]:
+        assert not stream.feed(piece)
+    assert stream.finish() == "a\nUsed" == "".join(pieces)  # The unfinished character is dropped.
 
 
 def test_prompt_beyond_the_context_window_fails_loudly() -> None:

@@ -3,6 +3,8 @@
 The model loads once per process (cached by path and context size) and generation runs in a
 worker thread whose tokens reach the event loop through a queue. Consecutive requests share
 one ``Llama`` instance, so a prompt that extends the previous one re-uses its KV cache.
+Greedy requests (temperature 0, the default) decode in ``llama_sampling``, which checks the
+grammar against the greedy choice only; sampled ones go through ``create_completion``.
 """
 
 from __future__ import annotations
@@ -227,12 +229,57 @@ class LlamaLocalProvider:
                 limit="context_window",
             )
         limit = request.max_output_tokens or self.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+        temperature = 0.0 if request.temperature is None else request.temperature
+        max_tokens = min(limit, room)
         cached = cached_prefix(llama, prompt.tokens)
+        if temperature == 0.0:
+            reply, cached = self._greedy(loaded, request, prompt, max_tokens, cached, emit, stop)
+        else:
+            reply = self._sample(loaded, request, prompt, max_tokens, temperature, emit, stop)
+        output = llama.tokenize(reply.encode("utf-8"), add_bos=False, special=True)
+        return Usage(input_tokens=len(prompt.tokens), output_tokens=len(output), cached_input_tokens=cached)
+
+    def _greedy(
+        self,
+        loaded: LoadedModel,
+        request: ModelRequest,
+        prompt: Prompt,
+        max_tokens: int,
+        cached: int,
+        emit: Emit,
+        stop: threading.Event,
+    ) -> tuple[str, int]:
+        """Greedy generation with the grammar checked lazily: the reply and the prompt tokens reused."""
+        from protoagent.models.llama_sampling import greedy_generate
+
+        generation = greedy_generate(
+            loaded.llama,
+            prompt.tokens,
+            reuse=cached,
+            max_tokens=max_tokens,
+            stop=prompt.stop,
+            grammar=self._grammar(loaded, request),
+            emit=lambda text: emit("text", text),
+            cancelled=stop.is_set,
+        )
+        return generation.text, generation.reused
+
+    def _sample(
+        self,
+        loaded: LoadedModel,
+        request: ModelRequest,
+        prompt: Prompt,
+        max_tokens: int,
+        temperature: float,
+        emit: Emit,
+        stop: threading.Event,
+    ) -> str:
+        """Sampled (temperature > 0) generation through llama-cpp-python's own sampler chain."""
         pieces: list[str] = []
-        chunks: Iterator[Any] = llama.create_completion(
+        chunks: Iterator[Any] = loaded.llama.create_completion(
             prompt=prompt.tokens,
-            max_tokens=min(limit, room),
-            temperature=0.0 if request.temperature is None else request.temperature,
+            max_tokens=max_tokens,
+            temperature=temperature,
             stop=prompt.stop,
             grammar=self._grammar(loaded, request),
             stream=True,
@@ -247,8 +294,7 @@ class LlamaLocalProvider:
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
-        output = llama.tokenize("".join(pieces).encode("utf-8"), add_bos=False, special=True)
-        return Usage(input_tokens=len(prompt.tokens), output_tokens=len(output), cached_input_tokens=cached)
+        return "".join(pieces)
 
     def _grammar(self, loaded: LoadedModel, request: ModelRequest) -> Any:
         schema = json.dumps(action_schema(request.tools))
