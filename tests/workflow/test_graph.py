@@ -107,6 +107,7 @@ def test_missing_runner_reports_verification_unavailable_and_ends_unverified(tmp
     assert not [e for e in run.of("workflow.phase") if e.payload["phase"] == "repair"]
     assert run.json["applied"] is True and run.json["verified"] is False
     assert run.json["verification"] == "unavailable" and run.json["status"] == "incomplete"
+    assert any(n.startswith("setup: check 'pytest' could not run") for n in run.json["notes"])
 
 
 def test_dont_run_it_defers_verification_at_once(tmp_path: Path) -> None:
@@ -283,3 +284,27 @@ def test_denied_effect_is_never_turned_into_a_continuation(tmp_path: Path, monke
     assert len(run.of("workflow.work_yielded")) == 1
     assert not run.of("workflow.continuing")
     assert run.json["status"] == "incomplete"
+
+
+def test_documentation_only_change_may_complete_unverified(tmp_path: Path) -> None:
+    turns = [
+        call("plan_task", "architect", paths=["CHANGELOG.md"], check_ids=[]),
+        call("coder", "architect", task="add a changelog entry"),
+        call("create_file", "coder", path="CHANGELOG.md", content="- fixed parse_date\n"),
+        call("report_task", "coder", status="done", summary="entry added"),
+        say("ok", "coder"),
+        say("Changelog updated.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "add a changelog entry for the date fix", turns)
+    assert run.json["changed_files"] == ["CHANGELOG.md"]
+    assert run.json["verified"] is False and run.json["verification"] == "no_checks"
+    assert run.json["applied"] is True and run.json["criteria_supported"] is True
+    assert run.json["status"] == "completed"
+
+
+def test_code_change_without_checks_stays_incomplete(tmp_path: Path) -> None:
+    files = {**DATE_REPO, ".protoagent/project.json": json.dumps({"checks": []})}
+    turns = [call("coder", "architect", task="fix dates.py"), *fix_turns(), say("fixed", "architect")]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    assert run.json["applied"] is True and run.json["verification"] == "no_checks"
+    assert run.json["criteria_supported"] is False and run.json["status"] == "incomplete"

@@ -24,6 +24,7 @@ class CheckResult:
     tests_run: int | None = None
     output: str = ""
     """Bounded tail of the check's output, for repair prompts and reports."""
+    unavailable_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "phase": self.phase, "outcome": self.outcome, "tests_run": self.tests_run}
@@ -62,7 +63,15 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
         outcome = str(data.get("outcome") or status) if status != "denied" else status
         phase = str(data.get("phase") or asked.get("phase") or "verify")
         results.append(
-            CheckResult(check_id, phase, outcome, e.seq, data.get("tests_run"), str(e.payload["output"])[-1500:])
+            CheckResult(
+                check_id,
+                phase,
+                outcome,
+                e.seq,
+                data.get("tests_run"),
+                str(e.payload["output"])[-1500:],
+                data.get("unavailable_reason"),
+            )
         )
     return results
 
@@ -137,7 +146,14 @@ def _verification(
         notes.append(f"selected check(s) {missing} have no final run")
         return "not_run"
     outcomes = {c: final[c] for c in selected}
-    if any(r.outcome == "unavailable" for r in outcomes.values()):
+    unavailable = [r for r in outcomes.values() if r.outcome == "unavailable"]
+    if unavailable:
+        for r in unavailable:
+            why = r.unavailable_reason or "its runner or an external module is missing"
+            notes.append(
+                f"setup: check {r.id!r} could not run ({why}); install what it needs or configure "
+                ".protoagent/project.json, then run it yourself — the edits stay applied"
+            )
         return "unavailable"
     if any(r.outcome == "denied" for r in outcomes.values()):
         return "denied"
