@@ -72,7 +72,6 @@ class WorkflowGraph:
         return self.state
 
     async def run_verification(self) -> GraphState:
-        self._phase("verify")
         await self._final_checks()
         return self.state
 
