@@ -211,14 +211,11 @@ class AnthropicProvider:
                 await events.close()
         except self._anthropic.APIStatusError as error:
             raise self._status_error(error) from error
-        except self._anthropic.APIConnectionError as error:
-            raise http_errors.connection_error(self.name, error) from error
-        except self._anthropic.APIError as error:
-            raise ProviderError(f"{self.name} failed: {error.message}", provider=self.name) from error
         except Exception as error:
-            if http_errors.is_transport_error(error):
-                raise http_errors.connection_error(self.name, error) from error
-            raise
+            failure = http_errors.vendor_failure(self.name, error, self._anthropic)
+            if failure is None:
+                raise
+            raise failure from error
         for event in self._finish(request, state, final):
             yield event
 

@@ -92,3 +92,13 @@ def lower_headers(headers: Any) -> dict[str, str]:
         return {str(key).lower(): str(value) for key, value in headers.items()}
     except AttributeError:
         return {}
+
+
+def vendor_failure(provider: str, error: Exception, sdk: Any) -> ProviderError | None:
+    """Map a vendor SDK's non-status failure (both SDKs share these class names) or a raw transport
+    error to a ``ProviderError``; ``None`` for anything that is not a provider failure."""
+    if isinstance(error, sdk.APIConnectionError) or is_transport_error(error):
+        return connection_error(provider, error)
+    if isinstance(error, sdk.APIError):
+        return ProviderError(f"{provider} failed: {error.message}", provider=provider)
+    return None

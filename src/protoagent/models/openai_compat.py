@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from protoagent.errors import ConfigError, ProviderError
+from protoagent.errors import ConfigError
 from protoagent.models import http_errors
 from protoagent.models.json_actions import (
     FinalTextStream,
@@ -240,14 +240,11 @@ class OpenAICompatProvider:
                 error.body,
                 error.message,
             ) from error
-        except self._openai.APIConnectionError as error:
-            raise http_errors.connection_error(self.name, error) from error
-        except self._openai.APIError as error:
-            raise ProviderError(f"{self.name} failed: {error.message}", provider=self.name) from error
         except Exception as error:
-            if http_errors.is_transport_error(error):
-                raise http_errors.connection_error(self.name, error) from error
-            raise
+            failure = http_errors.vendor_failure(self.name, error, self._openai)
+            if failure is None:
+                raise
+            raise failure from error
         for event in self._finish(request, state, final):
             yield event
 
