@@ -1,0 +1,106 @@
+"""One batch task, start to end, in whichever worker process runs it (pool or Ray).
+
+``run_one`` takes and returns plain data so both engines can ship it between processes. The
+task runs the same ``run_task`` as ``protoagent run``, in its own copy of the repository, with
+its session in the shared store; the result row is read off the report and the session log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protoagent.batch.isolation import prepare_workspace
+from protoagent.batch.tasks import BatchTask, Expectation
+from protoagent.errors import ProtoAgentError
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSetup:
+    """What every worker needs besides the task: where sessions go and where copies live."""
+
+    store: str
+    """A ``postgresql://`` URL or a SQLite file path."""
+    data_home: str
+    work_root: str | None = None
+    """Parent folder of the per-task copies (default: the system's temporary folder)."""
+
+
+def run_one(task_data: dict[str, Any], setup: WorkerSetup) -> dict[str, Any]:
+    """Run one task and return its result row. Never raises for a task's own failure."""
+    task = BatchTask.model_validate(task_data)
+    started = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix=f"protoagent-batch-{_safe(task.id)}-", dir=setup.work_root))
+    try:
+        workspace = prepare_workspace(task, scratch / "repo")
+        row = asyncio.run(_run(task, workspace, setup))
+    except ProtoAgentError as exc:
+        row = {"status": "error", "error": str(exc)}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    row = {"id": task.id, **row, "wall_s": round(time.monotonic() - started, 3)}
+    row["expect_held"] = expectation_held(task.expect, row)
+    return row
+
+
+async def _run(task: BatchTask, workspace: Path, setup: WorkerSetup) -> dict[str, Any]:
+    from protoagent.events.stores import open_store_at
+    from protoagent.workflow.run import RunOptions, run_task
+
+    home = Path(setup.data_home)
+    with open_store_at(setup.store) as store:
+        options = RunOptions(
+            repo=workspace,
+            model=task.model,
+            store=store,
+            approval=task.approval,
+            answerer=None,
+            surface=task.surface,
+            data_home=home,
+            artifacts_root=home / "artifacts",
+            max_model_calls=task.max_model_calls,
+        )
+        report = await run_task(task.objective, options)
+        events = store.load(report.session_id)
+    calls = sum(1 for e in events if e.type == "model.requested")
+    tokens_in = tokens_out = 0
+    for event in events:
+        if event.type == "model.completed":
+            usage = event.payload.get("usage", {})
+            tokens_in += int(usage.get("input_tokens", 0))
+            tokens_out += int(usage.get("output_tokens", 0))
+    data = report.to_json()
+    return {
+        "session_id": report.session_id,
+        "status": report.status,
+        "applied": data["applied"],
+        "verified": data["verified"],
+        "criteria_supported": data["criteria_supported"],
+        "checks": data["checks"],
+        "model_calls": calls,
+        "tokens": {"input": tokens_in, "output": tokens_out},
+    }
+
+
+def expectation_held(expect: Expectation | None, row: dict[str, Any]) -> bool | None:
+    """Whether the task's ``expect`` held for its result row; None when it names nothing."""
+    if expect is None:
+        return None
+    for field in ("status", "applied", "verified", "criteria_supported"):
+        wanted = getattr(expect, field)
+        if wanted is not None and row.get(field) != wanted:
+            return False
+    if expect.check is not None:
+        last = [c for c in row.get("checks", []) if c.get("id") == expect.check]
+        if not last or last[-1].get("outcome") != "passed":
+            return False
+    return True
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:40]
