@@ -17,6 +17,7 @@ REPORT_KEYS = {
     "config",
     "checks",
     "bootstrap_checks",
+    "dependency_files",
     "dependency_files_count",
     "dependency_files_truncated",
     "notes",
@@ -33,7 +34,7 @@ def test_report_lists_checks_interpreter_and_inventory(tmp_path: Path) -> None:
     assert report["root"] == str(tmp_path)
     assert report["config"] is None
     assert [set(check) for check in report["checks"]] == [CHECK_KEYS]
-    assert report["checks"][0]["argv"] == [str(link), "-m", "pytest", "-q"]
+    assert report["checks"][0]["argv"] == [str(link), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     assert report["dependency_files_count"] == 2
     assert report["interpreter"] == {
         "path": str(link),
@@ -87,3 +88,21 @@ def test_checks_command_reports_malformed_config_with_exit_code_1(
 def test_checks_command_refuses_a_missing_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert checks_command(tmp_path / "missing", as_json=False) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_checks_text_lists_the_first_dependency_files_and_a_count(tmp_path: Path) -> None:
+    files = {"tests/test_x.py": "def test_x():\n    pass\n", "pyproject.toml": "[project]\nname = 'x'\n"}
+    files.update({f"requirements-{i}.txt": "" for i in range(7)})
+    report = checks_report(tmp_path / "repo") if write_repo(tmp_path / "repo", files) else {}
+    count = report["dependency_files_count"]
+    line = next(x for x in render_checks_text(report).splitlines() if "dependency files:" in x)
+    assert line.startswith(f"  dependency files: {count} (") and report["dependency_files"][0] in line
+    if count > 5:
+        assert f"and {count - 5} more" in line
+
+
+def test_checks_text_omits_the_python_line_without_a_python_check(tmp_path: Path) -> None:
+    write_repo(tmp_path, {"Cargo.toml": '[package]\nname = "x"\n'})
+    assert "python:" not in render_checks_text(checks_report(tmp_path))
+    write_repo(tmp_path / "py", {"tests/test_x.py": "def test_x():\n    pass\n"})
+    assert "  python: " in render_checks_text(checks_report(tmp_path / "py"))

@@ -15,7 +15,7 @@ def test_pytest_import_selects_pytest(tmp_path: Path) -> None:
     write_repo(tmp_path, {"dates.py": "", "tests/test_dates.py": "import pytest\n\n\ndef helper():\n    pass\n"})
     check = only_check(discover_checks(tmp_path, python=PYTHON))
     assert check.id == "pytest"
-    assert check.argv == (PYTHON, "-m", "pytest", "-q")
+    assert check.argv == (PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider")
     assert check.reason == "tests/test_dates.py imports pytest"
     assert check.source == "discovery"
     assert check.paths == ("tests",)

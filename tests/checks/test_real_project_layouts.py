@@ -90,7 +90,7 @@ def test_requests_layout_runs_pytest(tmp_path: Path) -> None:
     plan = discover_checks(tmp_path, python=PYTHON)
     assert plan.check_ids == ("pytest",)
     check = plan.checks[0]
-    assert check.argv == (PYTHON, "-m", "pytest", "-q")
+    assert check.argv == (PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider")
     assert check.reason == (
         "tests/test_requests.py imports pytest; pyproject.toml configures pytest ([tool.pytest.ini_options])"
     )

@@ -40,6 +40,7 @@ def test_cargo_in_user_cargo_bin_is_resolved_absolute(tmp_path: Path, monkeypatc
     home = tmp_path / "home"
     cargo = make_executable(home / ".cargo/bin/cargo")
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", os.pathsep.join(SYSTEM_SEARCH_PATH))
     write_repo(tmp_path / "repo", {"Cargo.toml": "[workspace]\nmembers = []\n"})
     check = only_check(discover_checks(tmp_path / "repo", python=PYTHON))
     expected = shutil.which("cargo", path=os.pathsep.join([*SYSTEM_SEARCH_PATH, str(home / ".cargo/bin")]))
@@ -56,6 +57,7 @@ def test_missing_runner_keeps_bare_name_and_is_marked_unavailable(
     if on_system_path("cargo"):
         pytest.skip("cargo is installed on the fixed system search path of this machine")
     monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    monkeypatch.setenv("PATH", os.pathsep.join(SYSTEM_SEARCH_PATH))
     write_repo(tmp_path / "repo", {"Cargo.toml": '[package]\nname = "x"\n'})
     check = only_check(discover_checks(tmp_path / "repo", python=PYTHON))
     assert check.argv == ("cargo", "test")

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from protoagent.checks.executables import resolve_runner
+from protoagent.checks.executables import resolve_runner, toolchain_env
 from protoagent.checks.interpreter import Interpreter, select_interpreter
 from protoagent.checks.inventory import DependencyInventory, RootListing, list_root, read_prefix
 from protoagent.checks.python_suites import PythonSuite, find_python_suite
@@ -75,7 +75,8 @@ def _python_unavailable(python: str) -> str | None:
 def _python_checks(suite: PythonSuite, python: str) -> list[CheckSpec]:
     unavailable = _python_unavailable(python)
     if suite.runner == "pytest":
-        pytest_argv = (python, "-m", "pytest", "-q")
+        # No cache folder in the repository; bytecode is off for every command already.
+        pytest_argv = (python, "-m", "pytest", "-q", "-p", "no:cacheprovider")
         return [
             CheckSpec("pytest", pytest_argv, paths=suite.paths, reason=suite.reason, runner_unavailable=unavailable)
         ]
@@ -107,6 +108,7 @@ def _cargo_check(root: Path, listing: RootListing, inventory: DependencyInventor
     return CheckSpec(
         "cargo-test",
         (program, "test"),
+        env=toolchain_env(program),
         paths=tuple(paths),
         reason=f"root Cargo.toml declares {kind}",
         runner_unavailable=unavailable,
@@ -137,7 +139,16 @@ def _npm_checks(root: Path, listing: RootListing, inventory: DependencyInventory
         argv = (program, "test") if name == "test" else (program, "run", name)
         shown = script if len(script) <= 80 else script[:77] + "..."
         reason = f"package.json defines the {name!r} script: {shown}"
-        checks.append(CheckSpec(f"npm-{name}", argv, paths=paths, reason=reason, runner_unavailable=unavailable))
+        checks.append(
+            CheckSpec(
+                f"npm-{name}",
+                argv,
+                env=toolchain_env(program),
+                paths=paths,
+                reason=reason,
+                runner_unavailable=unavailable,
+            )
+        )
     if checks:
         for path in paths:
             inventory.add(path)

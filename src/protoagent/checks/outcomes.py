@@ -35,6 +35,17 @@ _MISSING_PROGRAM = (
     re.compile(r"\bspawn ([\w.+/-]+) ENOENT\b"),
 )
 
+_TOOLCHAIN_START = re.compile(
+    r"^.*(?:rustup could not choose a version|toolchain '[^']+' is not installed|no default toolchain"
+    r"|failed to download|Unable to update registry|failed to get `[^`]+` as a dependency"
+    r"|Could not resolve host|network failure seems to have happened|failed to load source for dependency"
+    r"|npm (?:ERR!|error) code (?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT)"
+    r"|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)).*$",
+    re.M | re.I,
+)
+_START_EXCERPT_LINES = 3
+_START_EXCERPT_CHARS = 400
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -95,6 +106,11 @@ def missing_runner(output: str, bases: Sequence[str]) -> str | None:
         match = pattern.search(output)
         if match is not None:
             return f"the program {match.group(1)!r} the check needs was not found"
+    start = _TOOLCHAIN_START.search(output)
+    if start is not None:
+        lines = output[start.start() :].splitlines()[:_START_EXCERPT_LINES]
+        excerpt = " | ".join(line.strip() for line in lines if line.strip())[:_START_EXCERPT_CHARS]
+        return f"the runner could not start (toolchain or dependencies missing, or network needed): {excerpt}"
     return None
 
 

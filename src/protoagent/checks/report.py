@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,25 +12,18 @@ from protoagent.checks.interpreter import select_interpreter
 from protoagent.checks.plan import plan_checks
 
 
-def checks_report(
-    root: str | os.PathLike[str],
-    host_executable: str | None = sys.executable,
-    *,
-    host_binary: str | None = None,
-) -> dict[str, Any]:
-    """The workspace's check plan as a JSON-ready dict. Raises ``ProjectConfigError`` on a bad config.
-
-    ``host_executable`` and ``host_binary`` are passed to :func:`select_interpreter`.
-    """
+def checks_report(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """The workspace's check plan as a JSON-ready dict. Raises ``ProjectConfigError`` on a bad config."""
     workspace = Path(os.path.abspath(root))
     config = load_project_config(workspace)
-    interpreter = select_interpreter(workspace, host_executable, host_binary=host_binary)
+    interpreter = select_interpreter(workspace)
     plan = plan_checks(workspace, interpreter, config=config)
     return {
         "root": str(workspace),
         "config": plan.config_path,
         "checks": [check.to_json() for check in plan.checks],
         "bootstrap_checks": list(plan.bootstrap_checks),
+        "dependency_files": list(plan.dependency_files),
         "dependency_files_count": len(plan.dependency_files),
         "dependency_files_truncated": plan.dependency_files_truncated,
         "notes": list(plan.notes),
@@ -60,8 +52,28 @@ def render_checks_text(report: dict[str, Any]) -> str:
         if check.get("runner_unavailable"):
             lines.append(f"    unavailable: {check['runner_unavailable']}")
     interpreter = report["interpreter"]
-    lines.append(f"  python: {interpreter['path']} ({interpreter['source']}: {interpreter['reason']})")
-    truncated = " (truncated)" if report.get("dependency_files_truncated") else ""
-    lines.append(f"  dependency files: {report['dependency_files_count']}{truncated}")
+    if any(_runs_python(check["argv"], interpreter["path"]) for check in checks):
+        lines.append(f"  python: {interpreter['path']} ({interpreter['source']}: {interpreter['reason']})")
+    lines.append(_dependency_line(report))
     lines.extend(f"  note: {note}" for note in report.get("notes", []))
     return "\n".join(lines)
+
+
+SHOWN_DEPENDENCY_FILES = 5
+
+
+def _runs_python(argv: list[str], interpreter: str) -> bool:
+    program = argv[0] if argv else ""
+    return program == interpreter or os.path.basename(program).startswith(("python", "pypy"))
+
+
+def _dependency_line(report: dict[str, Any]) -> str:
+    """``dependency files: 7 (a.toml, b.lock, … and 2 more)``: the first few and a count."""
+    files: list[str] = report.get("dependency_files", [])
+    count = report["dependency_files_count"]
+    truncated = ", list truncated" if report.get("dependency_files_truncated") else ""
+    if not files:
+        return f"  dependency files: {count}{truncated}"
+    shown = ", ".join(files[:SHOWN_DEPENDENCY_FILES])
+    more = f", … and {count - SHOWN_DEPENDENCY_FILES} more" if count > SHOWN_DEPENDENCY_FILES else ""
+    return f"  dependency files: {count} ({shown}{more}{truncated})"
