@@ -22,9 +22,12 @@ EXE = [sys.executable, "-m", "protoagent"]
 VOLATILE = ("session_id", "wall_s")
 
 
-def batch(home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "PROTOAGENT_HOME": str(home), "RAY_USAGE_STATS_ENABLED": "0", **(env or {})}
-    full_env.pop("PROTOAGENT_STORE", None) if env is None or "PROTOAGENT_STORE" not in env else None
+def batch(
+    home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``protoagent batch`` with its own data home and the default (SQLite) store."""
+    base = {k: v for k, v in os.environ.items() if k != "PROTOAGENT_STORE"} if env is None else env
+    full_env = {**base, "PROTOAGENT_HOME": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
     return subprocess.run(
         [*EXE, "batch", *args], env=full_env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
     )
