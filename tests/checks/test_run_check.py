@@ -44,6 +44,7 @@ RECEIPT_KEYS = {
     "duration_s",
     "artifact",
     "unavailable_reason",
+    "failed_tests",
 }
 
 

@@ -102,5 +102,6 @@ def test_real_cargo_test_passes_through_discovery_and_the_verification_surface(t
         stdin=subprocess.DEVNULL,
     )
     report = json.loads(done.stdout)
-    assert report["checks"] == [{"id": "cargo-test", "phase": "verify", "outcome": "passed", "tests_run": 1}], report
+    check = {"id": "cargo-test", "phase": "verify", "outcome": "passed", "tests_run": 1}
+    assert report["checks"] == [{**check, "failed_tests": [], "preexisting_failures": []}], report
     assert report["verified"] is True and done.returncode == 0

@@ -75,7 +75,16 @@ def test_verification_surface_runs_checks_without_a_model_and_denies_writes(tmp_
     run = run_workflow(tmp_path, "run the tests", [], files=passing)
     assert run.json["surface"] == "verification"
     assert run.model.requests == []
-    assert run.json["checks"] == [{"id": "unittest", "phase": "verify", "outcome": "passed", "tests_run": 1}]
+    assert run.json["checks"] == [
+        {
+            "id": "unittest",
+            "phase": "verify",
+            "outcome": "passed",
+            "tests_run": 1,
+            "failed_tests": [],
+            "preexisting_failures": [],
+        }
+    ]
     assert run.json["verified"] is True and run.json["status"] == "completed"
     assert run.json["applied"] is False
 

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from protoagent.checks.failures import failed_tests
+
 Outcome = Literal["passed", "failed", "unavailable", "timed_out", "error"]
 """How a check ended: ``passed`` is the only outcome that can verify a change."""
 
@@ -57,6 +59,8 @@ class Verdict:
     note: str | None = None
     """A sentence explaining an outcome the exit status alone does not show."""
     unavailable_reason: str | None = None
+    failed_tests: tuple[str, ...] = ()
+    """The ids of the tests the runner named as failed (see :mod:`protoagent.checks.failures`)."""
 
 
 def count_tests(output: str, exit_code: int | None = None, *, pytest: bool = False) -> int | None:
@@ -130,6 +134,7 @@ def classify(
     and the check's cwd); ``pytest`` says the command runs pytest.
     """
     tests_run = count_tests(output, exit_code, pytest=pytest)
+    failing = failed_tests(output) if exit_code != 0 else ()
     if timed_out:
         return Verdict("timed_out", tests_run, "the check ran past its time limit; its process group was stopped")
     if terminated or exit_code is None:
@@ -142,4 +147,4 @@ def classify(
         return Verdict("failed", 0, ZERO_TESTS_NOTE)
     if exit_code == 0:
         return Verdict("passed", tests_run)
-    return Verdict("failed", tests_run)
+    return Verdict("failed", tests_run, failed_tests=failing)

@@ -3,8 +3,8 @@ revisions that tie it to the exact file contents it measured.
 
 The receipt's keys are a contract read by :mod:`protoagent.workflow.evidence` and the workflow
 graph: ``check_id``, ``phase``, ``outcome``, ``exit_code``, ``tests_run``,
-``dependency_revisions``, ``argv``, ``cwd``, ``duration_s``, ``artifact`` and
-``unavailable_reason``.
+``dependency_revisions``, ``argv``, ``cwd``, ``duration_s``, ``artifact``,
+``unavailable_reason`` and ``failed_tests``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ class CheckReceipt:
     artifact: str | None
     """The full output journal (``None`` when nothing ran)."""
     unavailable_reason: str | None = None
+    failed_tests: tuple[str, ...] = ()
+    """The failing test ids the runner named; the model sees them before any output excerpt."""
 
     def to_data(self) -> dict[str, Any]:
         """The receipt as ``ToolOutput.data``: exactly the contract's keys."""
@@ -64,6 +66,7 @@ class CheckReceipt:
             "duration_s": self.duration_s,
             "artifact": self.artifact,
             "unavailable_reason": self.unavailable_reason,
+            "failed_tests": list(self.failed_tests),
         }
 
     def header(self) -> str:
@@ -75,6 +78,9 @@ class CheckReceipt:
     def to_output(self, body: str = "", note: str | None = None) -> ToolOutput:
         """The tool result: the header, an optional note, then the bounded output ``body``."""
         lines = [self.header()]
+        if self.failed_tests:
+            # First, so a long assertion diff in the excerpt can never push the names out.
+            lines.append("failing tests: " + ", ".join(self.failed_tests))
         if note:
             lines.append(f"note: {note}")
         if self.unavailable_reason and self.unavailable_reason != note:

@@ -44,8 +44,8 @@ Phase = Literal["baseline", "verify"]
 class RunCheckInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    check_id: str = Field(description="Id of one of the run's available checks.")
-    phase: Phase = Field("verify", description="baseline before editing; verify after the last change.")
+    check_id: str = Field(description="Id of an available check.")
+    phase: Phase = Field("verify", description="baseline: before editing; verify: after the last change.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +62,7 @@ class _CheckCall:
 
 class RunCheck(Tool[RunCheckInput]):
     name: ClassVar[str] = "run_check"
-    description: ClassVar[str] = (
-        "Run one repository check by id with its exact configured command (you cannot change it). "
-        "phase='baseline' measures behavior before editing; phase='verify' is final verification."
-    )
+    description: ClassVar[str] = "Run a check by id with its configured command, which cannot be changed."
     input_model: ClassVar[type[BaseModel]] = RunCheckInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 
@@ -209,6 +206,7 @@ def _finished(call: _CheckCall, ctx: ToolContext, process: ManagedProcess) -> To
         duration_s=state.duration_s,
         artifact=str(process.journal.path),
         unavailable_reason=verdict.unavailable_reason,
+        failed_tests=verdict.failed_tests,
     )
     return receipt.to_output(observation.text, verdict.note)
 

@@ -25,9 +25,33 @@ class CheckResult:
     output: str = ""
     """Bounded tail of the check's output, for repair prompts and reports."""
     unavailable_reason: str | None = None
+    failed_tests: tuple[str, ...] = ()
+    """Test ids the runner named as failed."""
+    preexisting_failures: tuple[str, ...] = ()
+    """The failed tests that also failed in the latest baseline of the same check before this result."""
+    progressed: bool = False
+    """Against that baseline, some failure is gone or more tests ran (the change's own tests)."""
+
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        return tuple(t for t in self.failed_tests if t not in self.preexisting_failures)
+
+    @property
+    def only_preexisting(self) -> bool:
+        """A failing result whose every named failure also failed at baseline, after a change that
+        made progress there: what is left was broken before and is not this task's work. (With no
+        progress the baseline failure is still the one the task is about.)"""
+        return self.outcome == "failed" and bool(self.failed_tests) and not self.new_failures and self.progressed
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "phase": self.phase, "outcome": self.outcome, "tests_run": self.tests_run}
+        return {
+            "id": self.id,
+            "phase": self.phase,
+            "outcome": self.outcome,
+            "tests_run": self.tests_run,
+            "failed_tests": list(self.failed_tests),
+            "preexisting_failures": list(self.preexisting_failures),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +71,7 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
     asked for nothing runnable, so it is no result."""
     requested: dict[str, dict[str, Any]] = {}
     results = []
+    baselines: dict[str, tuple[tuple[str, ...], int]] = {}
     for e in events:
         if e.type == "tool.started" and e.payload["tool"] == "run_check":
             requested[e.payload["call_id"]] = e.payload["arguments"]
@@ -62,15 +87,24 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
             continue
         outcome = str(data.get("outcome") or status) if status != "denied" else status
         phase = str(data.get("phase") or asked.get("phase") or "verify")
+        failed = tuple(str(t) for t in data.get("failed_tests") or ())
+        tests_run = data.get("tests_run")
+        before, ran_before = baselines.get(check_id, ((), 0)) if phase != "baseline" else ((), 0)
+        if phase == "baseline":
+            baselines[check_id] = (failed, int(tests_run or 0))
+        progressed = bool(set(before) - set(failed)) or int(tests_run or 0) > ran_before
         results.append(
             CheckResult(
                 check_id,
                 phase,
                 outcome,
                 e.seq,
-                data.get("tests_run"),
+                tests_run,
                 str(e.payload["output"])[-1500:],
                 data.get("unavailable_reason"),
+                failed,
+                tuple(t for t in failed if t in before),
+                progressed,
             )
         )
     return results
@@ -105,7 +139,7 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
         if r.phase == "verify" and r.seq > last_write:
             final[r.id] = r
     selected = record.selected_check_ids
-    verification = _verification(selected, final, by_seq, root, deferred, results, last_write, notes)
+    verification = _verification(selected, final, by_seq, root, deferred, results, last_write, notes, applied)
     verified = verification == "verified"
     docs_only = bool(changed) and all(is_documentation_path(p) for p in changed)
     if record.unresolved_reports:
@@ -127,6 +161,7 @@ def _verification(
     results: Sequence[CheckResult],
     last_write: int,
     notes: list[str],
+    applied: bool = False,
 ) -> Verification:
     if deferred:
         notes.append("verification deferred: you said you will run the checks")
@@ -148,22 +183,43 @@ def _verification(
     outcomes = {c: final[c] for c in selected}
     unavailable = [r for r in outcomes.values() if r.outcome == "unavailable"]
     if unavailable:
+        stays = " — the edits stay applied" if applied else ""
         for r in unavailable:
             why = r.unavailable_reason or "its runner or an external module is missing"
             notes.append(
                 f"setup: check {r.id!r} could not run ({why}); install what it needs or configure "
-                ".protoagent/project.json, then run it yourself — the edits stay applied"
+                f".protoagent/project.json, then run it yourself{stays}"
             )
         return "unavailable"
-    if any(r.outcome == "denied" for r in outcomes.values()):
+    denied = [c for c, r in outcomes.items() if r.outcome == "denied"]
+    if denied:
+        notes.append(f"check(s) {denied} were denied, so nothing measured the change")
         return "denied"
     for c, r in outcomes.items():
-        if r.outcome != "passed":
-            return "failed"
         if r.tests_run == 0:
-            notes.append(f"check {c!r} ran zero tests, which never verifies a change")
+            notes.append(f"check {c!r}: zero tests ran; zero tests never verify a change")
+            return "failed"
+        if r.outcome != "passed":
+            notes.append(_failure_note(c, r))
             return "failed"
         if not dependencies_current(root, by_seq[r.seq]):
             notes.append(f"files check {c!r} depends on changed after it ran")
             return "stale"
     return "verified"
+
+
+def _failure_note(check_id: str, result: CheckResult) -> str:
+    """Why a final check did not verify, naming tests the runner named."""
+    if result.outcome in ("error", "timed_out"):
+        return f"check {check_id!r} {'timed out' if result.outcome == 'timed_out' else 'could not finish'}"
+    if result.only_preexisting:
+        names = ", ".join(result.preexisting_failures)
+        return (
+            f"check {check_id!r}: {names} failed before the change too (at baseline) and are outside this task; "
+            "the change's own tests and every other test it ran pass"
+        )
+    if result.failed_tests:
+        before = result.preexisting_failures
+        old = f" (also failing at baseline: {', '.join(before)})" if before else ""
+        return f"check {check_id!r} failed: {', '.join(result.new_failures)}{old}"
+    return f"check {check_id!r} failed"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
+from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
 from protoagent.workflow.board import TaskBoard
@@ -67,7 +68,8 @@ class WorkflowGraph:
                 break
             self.state.repairs += 1
             self._phase("repair", attempt=self.state.repairs)
-            outcome = await self._turn(_repair_message(failing, self.board.record.render()))
+            record = self.board.record
+            outcome = await self._turn(_repair_message(failing, record.render(), record.objective))
             outcome = await self._continue_yielded_work(outcome)
         return self.state
 
@@ -103,12 +105,13 @@ class WorkflowGraph:
         final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > last_write}
         unavailable = [r for r in final.values() if r.outcome == "unavailable"]
         if unavailable:
+            stays = "; the edits stay applied" if last_write else ""
             self.session.log.append(
                 "verification.unavailable",
                 {
                     "check_ids": [r.id for r in unavailable],
                     "note": "a check runner or external module is missing: install it (or configure "
-                    ".protoagent/project.json) and run the checks yourself; the edits stay applied",
+                    f".protoagent/project.json) and run the checks yourself{stays}",
                 },
             )
             self.state.stop_reason = "verification unavailable"
@@ -117,7 +120,12 @@ class WorkflowGraph:
         if stopping:
             self.state.stop_reason = f"check {stopping[0].id!r} ended {stopping[0].outcome}"
             return []
-        return [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
+        failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
+        in_scope = [r for r in failing if not r.only_preexisting or _named_in(r, self.board.record.objective)]
+        if failing and not in_scope:
+            # Every failure left also failed at baseline: outside the task unless the objective names it.
+            self.state.stop_reason = "the only failures left also failed before the change (at baseline)"
+        return in_scope
 
     async def _run_check(self, check_id: str, phase: str) -> None:
         call = ToolCall(f"verifier_{next(self._ids)}", "run_check", {"check_id": check_id, "phase": phase})
@@ -181,9 +189,32 @@ def _denied_effects(events: Sequence[Event]) -> bool:
     return any(e.type == "tool.ended" and e.payload["status"] == "denied" for e in events)
 
 
-def _repair_message(failing: Sequence[CheckResult], record: str) -> str:
-    measured = "\n\n".join(f"check {r.id} ({r.outcome}):\n{r.output}" for r in failing)
+def _named_in(result: CheckResult, objective: str) -> bool:
+    """True when the objective names one of the result's failing tests (then they are in scope)."""
+    return any(_names(objective, t) for t in result.failed_tests)
+
+
+def _names(objective: str, test_id: str) -> bool:
+    name = short_name(test_id)
+    return len(name) > 3 and name.lower() in objective.lower()
+
+
+def _repair_message(failing: Sequence[CheckResult], record: str, objective: str) -> str:
+    measured = "\n\n".join(_measured(r, objective) for r in failing)
     return (
         f"Repair: final checks failed after the edits. Measured failure:\n{measured}\n\nGive Coder one "
         f"focused repair assignment. The plan is frozen.\n\nTask record:\n{record}"
     )
+
+
+def _measured(result: CheckResult, objective: str) -> str:
+    """One failing check for a repair prompt: the failures to fix (new ones, and old ones the
+    objective names) first; other failures that were there before the change are outside the task."""
+    old = [t for t in result.preexisting_failures if not _names(objective, t)]
+    fix = [t for t in result.failed_tests if t not in old]
+    head = f"check {result.id} ({result.outcome})"
+    if fix:
+        head += f"; failing tests to fix: {', '.join(fix)}"
+    if old:
+        head += f"; already failing before the change (leave them): {', '.join(old)}"
+    return f"{head}:\n{result.output}"
