@@ -252,7 +252,8 @@ def test_lazy_decoding_frees_its_grammar_samplers(monkeypatch: pytest.MonkeyPatc
         greedy_generate(llama, tokens, reuse=0, max_tokens=8, stop=stop, grammar=grammar, emit=failing)
     assert cancelled.finish == "cancelled"
     assert not cancelled.tokens
-    assert len(created) == 3
+    # A cancellation seen before the prompt is evaluated creates no sampler at all.
+    assert len(created) == 2
     assert freed == created
 
 
@@ -303,3 +304,26 @@ def test_template_less_gemma_model_uses_the_manual_prompt() -> None:
     _, turn = collect(provider, request)
     assert turn.tool_calls or turn.text
     assert turn.usage.input_tokens > 50
+
+
+def test_cancellation_stops_a_long_prompt_evaluation_between_chunks() -> None:
+    import time
+
+    from protoagent.models.llama_sampling import PROMPT_CHUNK, greedy_generate
+
+    llama, tokens, stop, grammar = action_prompt("Read the file src/app.py. " * 200)
+    assert len(tokens) > 8 * PROMPT_CHUNK
+    asked = []
+
+    def cancel_after_two() -> bool:
+        asked.append(time.monotonic())
+        return len(asked) > 2
+
+    started = time.monotonic()
+    result = greedy_generate(
+        llama, tokens, reuse=0, max_tokens=8, stop=stop, grammar=grammar, emit=lambda _: None,
+        cancelled=cancel_after_two,
+    )
+    assert result.finish == "cancelled" and not result.tokens
+    assert len(asked) == 3
+    print(f"cancelled after {time.monotonic() - started:.3f} s of a {len(tokens)}-token prompt")

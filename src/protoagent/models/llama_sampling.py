@@ -205,19 +205,36 @@ def grammar_source(grammar: Any) -> tuple[str, str]:
     return str(grammar._grammar), str(grammar._root)
 
 
-def evaluate_prompt(llama: Any, tokens: Sequence[int], reuse: int) -> int:
+PROMPT_CHUNK = 64
+"""Prompt tokens evaluated between two cancellation checks: a few tens of milliseconds on two cores,
+so a person's Ctrl-C stops even the evaluation of a long prompt within a second."""
+
+
+class GenerationCancelled(Exception):
+    """The caller cancelled while the prompt was being evaluated."""
+
+
+def evaluate_prompt(
+    llama: Any, tokens: Sequence[int], reuse: int, cancelled: Callable[[], bool] = lambda: False
+) -> int:
     """Evaluate ``tokens`` keeping the first ``reuse`` of them from the KV cache; how many were kept.
 
     Mirrors ``Llama.generate``: the cache is cut after the shared prefix and only the rest is
-    evaluated. ``reuse`` is below ``len(tokens)``, so at least the last prompt token is evaluated
-    and its logits are fresh. A cache that cannot be cut (some recurrent models) is cleared.
+    evaluated, in chunks of ``PROMPT_CHUNK`` with ``cancelled`` asked between them (raising
+    ``GenerationCancelled``; the cache then holds a prefix of the prompt, which the next call
+    reuses or cuts). ``reuse`` is below ``len(tokens)``, so at least the last prompt token is
+    evaluated and its logits are fresh. A cache that cannot be cut (some recurrent models) is cleared.
     """
     if reuse > 0 and llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
         llama.n_tokens = reuse
     else:
         llama.reset()
         reuse = 0
-    llama.eval(list(tokens[reuse:]))
+    rest = list(tokens[reuse:])
+    for start in range(0, len(rest), PROMPT_CHUNK):
+        if cancelled():
+            raise GenerationCancelled
+        llama.eval(rest[start : start + PROMPT_CHUNK])
     return reuse
 
 
@@ -237,7 +254,10 @@ def greedy_generate(
     ``reuse`` is the cached prefix to keep (``llama_local.cached_prefix``). Text reaches ``emit``
     as it is decoded. The last chosen token is not evaluated, as in ``create_completion``.
     """
-    reused = evaluate_prompt(llama, prompt, reuse)
+    try:
+        reused = evaluate_prompt(llama, prompt, reuse, cancelled)
+    except GenerationCancelled:
+        return Generation([], "", 0, "cancelled")
     vocab, ctx, n_vocab = llama._model.vocab, llama._ctx.ctx, int(llama.n_vocab())
     text = TextStream(stop, emit)
     tokens: list[int] = []
