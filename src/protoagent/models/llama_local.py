@@ -159,6 +159,10 @@ class LlamaLocalProvider:
         self.n_ctx = n_ctx
         self.max_output_tokens = max_output_tokens
 
+    def context_window(self) -> int | None:
+        """The window this process runs the model with."""
+        return self.n_ctx
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under the model's own tokenizer (context admission uses it)."""
         loaded = load_model(self.path, self.n_ctx)

@@ -212,6 +212,17 @@ class OpenAICompatProvider:
         """Close the SDK client and its connections."""
         await self._clients.aclose()
 
+    def context_window(self) -> int | None:
+        """The server's context window when it says (llama.cpp, Ollama); asked once, None for OpenAI."""
+        base_url = self._options.get("base_url")
+        if self.name == "openai" or not base_url:
+            return None
+        if not hasattr(self, "_window"):
+            from protoagent.models.profile import probe_context_window
+
+            self._window = probe_context_window(str(base_url), self.model)
+        return self._window
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if request.max_output_tokens is None and self.max_output_tokens is not None:
             request = replace(request, max_output_tokens=self.max_output_tokens)

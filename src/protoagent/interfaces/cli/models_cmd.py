@@ -10,11 +10,32 @@ from protoagent.models.catalog import catalog_report
 from protoagent.models.registry import provider_names
 
 EXIT_OK = 0
+EXIT_USAGE = 2
 
 
-def models_command(as_json: bool) -> int:
-    """Print the model catalog (text or JSON) and return the exit code (always 0: it only reports)."""
+def _detect(spec: str) -> dict[str, object] | None:
+    """The model's context window and the profile ``auto`` picks for it (asks the server once)."""
+    from protoagent.errors import ConfigError
+    from protoagent.models.profile import choose_profile
+    from protoagent.models.registry import ModelConfig, resolve_model
+
+    try:
+        provider = resolve_model(spec, ModelConfig())
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return None
+    return {"model": spec, **choose_profile(provider).to_json()}
+
+
+def models_command(as_json: bool, spec: str | None = None) -> int:
+    """Print the model catalog (text or JSON) and return the exit code: 0, or 2 when ``spec`` is
+    not a usable model spec. With ``spec``, also what was detected for it."""
     report = catalog_report(provider_names(), os.environ)
+    if spec is not None:
+        detected = _detect(spec)
+        if detected is None:
+            return EXIT_USAGE
+        report["detected"] = detected
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return EXIT_OK
@@ -26,6 +47,12 @@ def models_command(as_json: bool) -> int:
 
 def render_models_text(report: dict[str, object]) -> str:
     lines = [f"default model: {report['default_model']}", "", "providers:"]
+    detected = report.get("detected")
+    if isinstance(detected, dict):
+        window = detected["window"] if detected["window"] is not None else "unknown"
+        lines[1:1] = [
+            f"{detected['model']}: context window {window}, profile {detected['profile']} ({detected['reason']})"
+        ]
     for row in _rows(report["providers"]):
         state = "ready" if row["ready"] else _missing(row)
         lines.append(f"  {row['name']:<18} {row['spec']:<40} {state}")
