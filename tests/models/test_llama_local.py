@@ -321,9 +321,49 @@ def test_cancellation_stops_a_long_prompt_evaluation_between_chunks() -> None:
 
     started = time.monotonic()
     result = greedy_generate(
-        llama, tokens, reuse=0, max_tokens=8, stop=stop, grammar=grammar, emit=lambda _: None,
+        llama,
+        tokens,
+        reuse=0,
+        max_tokens=8,
+        stop=stop,
+        grammar=grammar,
+        emit=lambda _: None,
         cancelled=cancel_after_two,
     )
     assert result.finish == "cancelled" and not result.tokens
     assert len(asked) == 3
     print(f"cancelled after {time.monotonic() - started:.3f} s of a {len(tokens)}-token prompt")
+
+
+def test_looping_detects_a_repeated_unit_and_not_ordinary_text() -> None:
+    from protoagent.models.llama_sampling import LOOP_MIN_SPAN, looping
+
+    assert looping([7, 8, 9] * 6)
+    assert looping([1] * LOOP_MIN_SPAN)
+    assert not looping(list(range(40)))
+    assert not looping([1, 2, 3] * 3)
+
+
+@pytest.mark.parametrize("budget", [48, 64, 96])
+def test_a_tight_token_budget_still_ends_in_a_whole_action(budget: int) -> None:
+    from protoagent.models.json_actions import parse_action
+    from protoagent.models.llama_sampling import greedy_generate
+
+    llama, tokens, stop, grammar = action_prompt(
+        "Create tests/test_cart.py with a long pytest test module checking every function of the cart."
+    )
+    plain = greedy_generate(llama, tokens, reuse=0, max_tokens=budget, stop=stop, grammar=grammar, emit=lambda _: None)
+    closed = greedy_generate(
+        llama,
+        tokens,
+        reuse=0,
+        max_tokens=budget,
+        stop=stop,
+        grammar=grammar,
+        emit=lambda _: None,
+        close_within=budget // 4,
+    )
+    turn = parse_action(closed.text, TOOLS)
+    assert turn.tool_calls or (turn.text and turn.text != closed.text.strip()), closed.text
+    assert closed.closing_steps > 0
+    print(f"budget {budget}: plain {plain.finish!r} {plain.text[-30:]!r}; closed {closed.finish!r} {closed.text!r}")

@@ -148,6 +148,11 @@ def cached_prefix(llama: Any, tokens: Sequence[int]) -> int:
     return min(count, max(len(tokens) - 1, 0))
 
 
+CLOSE_RESERVE = 32
+"""Output tokens kept for closing an action: a reply still inside a JSON string then is steered to
+its end by the grammar's shortest path, instead of being cut off (see ``greedy_generate``)."""
+
+
 class LlamaLocalProvider:
     """``local`` / ``local:PATH``: a GGUF model run in this process."""
 
@@ -265,6 +270,7 @@ class LlamaLocalProvider:
             grammar=self._grammar(loaded, request),
             emit=lambda text: emit("text", text),
             cancelled=stop.is_set,
+            close_within=min(CLOSE_RESERVE, max_tokens // 4),
         )
         return generation.text, generation.reused
 

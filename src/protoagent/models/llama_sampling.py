@@ -50,6 +50,8 @@ class Generation:
     """Steps where the grammar rejected the greedy token and the best few tokens settled the choice."""
     full_checks: int = 0
     """Steps where the grammar had to filter the whole vocabulary."""
+    closing_steps: int = 0
+    """Steps decided under closing pressure (budget nearly spent, or a loop)."""
 
 
 class Candidates:
@@ -238,6 +240,49 @@ def evaluate_prompt(
     return reuse
 
 
+CLOSING_CHARS = frozenset('"}],')
+"""Punctuation that ends a JSON string, value or container."""
+CLOSING_BOOST = 1.0e4
+LOOP_MIN_SPAN = 16
+"""A reply whose last tokens repeat one unit (up to ``LOOP_MAX_PERIOD`` tokens) over at least this
+many tokens is looping; small models do this inside JSON strings until the token budget ends."""
+LOOP_MAX_PERIOD = 8
+_CLOSERS: dict[int, npt.NDArray[np.float32]] = {}
+
+
+def closing_bias(llama: Any) -> npt.NDArray[np.float32]:
+    """A per-token bonus that makes closing win (cached per model): tokens made only of closing
+    punctuation (and spaces) get twice the bonus of other tokens holding a quote, since a quote
+    inside a string ends it; every other token gets none."""
+    key = id(llama)
+    found = _CLOSERS.get(key)
+    if found is None:
+        n_vocab = int(llama.n_vocab())
+        found = np.zeros(n_vocab, dtype=np.float32)
+        for token in range(n_vocab):
+            piece = _piece(llama, token).strip()
+            if piece and set(piece) <= CLOSING_CHARS:
+                found[token] = 2 * CLOSING_BOOST
+            elif '"' in piece:
+                found[token] = CLOSING_BOOST
+        _CLOSERS[key] = found
+    return found
+
+
+def _piece(llama: Any, token: int) -> str:
+    return bytes(llama.detokenize([token])).decode("utf-8", "ignore")
+
+
+def looping(tokens: Sequence[int]) -> bool:
+    """True when the last ``LOOP_MIN_SPAN`` or more tokens repeat one short unit."""
+    if len(tokens) < LOOP_MIN_SPAN:
+        return False
+    tail = tokens[-LOOP_MIN_SPAN:]
+    return any(
+        all(tail[i] == tail[i % period] for i in range(LOOP_MIN_SPAN)) for period in range(1, LOOP_MAX_PERIOD + 1)
+    )
+
+
 def greedy_generate(
     llama: Any,
     prompt: Sequence[int],
@@ -248,11 +293,17 @@ def greedy_generate(
     grammar: Any | None,
     emit: Callable[[str], None],
     cancelled: Callable[[], bool] = lambda: False,
+    close_within: int = 0,
 ) -> Generation:
     """Greedy (temperature 0) generation from ``prompt``, constrained by ``grammar`` when given.
 
     ``reuse`` is the cached prefix to keep (``llama_local.cached_prefix``). Text reaches ``emit``
     as it is decoded. The last chosen token is not evaluated, as in ``create_completion``.
+
+    ``close_within`` (with a grammar) makes a reply end as a whole action: in its last
+    ``close_within`` tokens of budget, or once it loops, the allowed tokens that close a JSON
+    string or container win over the rest, so the grammar walks the shortest way to the end
+    instead of being cut off inside a string. 0 keeps plain greedy decoding.
     """
     try:
         reused = evaluate_prompt(llama, prompt, reuse, cancelled)
@@ -263,12 +314,17 @@ def greedy_generate(
     tokens: list[int] = []
     finish = "length"
     gate = GrammarGate(vocab, *grammar_source(grammar), n_vocab) if grammar is not None else None
+    closers = closing_bias(llama) if gate is not None and close_within > 0 else None
+    closing = 0
     try:
         while len(tokens) < max_tokens:
             if cancelled():
                 finish = "cancelled"
                 break
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1), shape=(n_vocab,))
+            if closers is not None and (max_tokens - len(tokens) <= close_within or looping(tokens)):
+                logits = logits + closers
+                closing += 1
             token = gate.choose(logits) if gate is not None else int(np.argmax(logits))
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 finish = "eog"
@@ -286,4 +342,4 @@ def greedy_generate(
         if gate is not None:
             gate.close()
     checks = (gate.top_checks, gate.full_checks) if gate is not None else (0, 0)
-    return Generation(tokens, text.finish(), reused, finish, *checks)
+    return Generation(tokens, text.finish(), reused, finish, *checks, closing_steps=closing)
