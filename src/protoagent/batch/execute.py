@@ -61,6 +61,7 @@ async def _run(task: BatchTask, workspace: Path, setup: WorkerSetup) -> dict[str
             approval=task.approval,
             answerer=None,
             surface=task.surface,
+            mode=task.mode,
             data_home=home,
             artifacts_root=home / "artifacts",
             max_model_calls=task.max_model_calls,
