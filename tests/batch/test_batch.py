@@ -171,8 +171,14 @@ def test_ray_worker_killed_mid_task_is_retried_and_counted_once(tmp_path: Path) 
         time.sleep(0.1)
     assert victims, "the Ray task never started"
     time.sleep(1.0)
+    killed = 0
     for pid in victims:
-        os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            pass
+    assert killed, "the Ray worker ended before it could be killed"
     stdout, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err + stdout
     rows = results(out)
@@ -184,8 +190,9 @@ def test_ray_worker_killed_mid_task_is_retried_and_counted_once(tmp_path: Path) 
         text=True,
         check=True,
     )
-    # The killed attempt left its own partial session; the result counts the retry once.
-    assert len(json.loads(listed.stdout)) == 2
+    # The retry's session is the one the row names; a killed attempt may have left a partial one.
+    sessions = {s["session_id"] for s in json.loads(listed.stdout)}
+    assert rows["slow-0"]["session_id"] in sessions and 1 <= len(sessions) <= 2
 
 
 requires_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
