@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from protoagent.events.types import Event
 
 Policy = Literal["ask", "auto-edit", "auto", "deny", "never"]
 POLICIES: tuple[Policy, ...] = ("ask", "auto-edit", "auto", "deny", "never")
@@ -23,6 +25,10 @@ class ApprovalRequest:
     paths: tuple[str, ...] = ()
     inside_workspace: bool = True
     agent: str = "main"
+    trusted_by: str = ""
+    """Why configuration trusts this effect outside the workspace (see ``Prepared.trusted_by``)."""
+    external: str = ""
+    """What acts outside the workspace, e.g. ``MCP tool 'x' of server 'y'`` (see ``Prepared.external``)."""
 
     @property
     def fingerprint(self) -> str:
@@ -31,12 +37,45 @@ class ApprovalRequest:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+Scope = Literal["once", "session"]
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalAnswer:
-    """An answerer's reply."""
+    """An answerer's reply: one of the three choices every interface offers.
+
+    - ``ApprovalAnswer.once()``: allow this one call; the grant is consumed by its execution.
+    - ``ApprovalAnswer.for_session()``: allow it and add a session rule, so later calls of the
+      same tool on the same paths (or the exact same command) are allowed without asking. A
+      rule never widens past the workspace, the sandbox, a guard's or the policy's denial.
+    - ``ApprovalAnswer.deny(reason)``: refuse; the reason is part of the result the model sees.
+
+    Interfaces map their widgets onto these (terminal keys, web buttons, ACP's allow-once /
+    allow-always / reject options, an SDK callback's return value).
+    """
 
     allow: bool
     reason: str = ""
+    scope: Scope = "once"
+    """``session`` adds a session rule; only meaningful with ``allow``."""
+
+    def __post_init__(self) -> None:
+        if self.scope not in ("once", "session"):
+            raise ValueError(f"unknown approval scope {self.scope!r}; use 'once' or 'session'")
+        if self.scope == "session" and not self.allow:
+            raise ValueError("a denial has no scope: deny with scope 'once'")
+
+    @classmethod
+    def once(cls, reason: str = "approved once") -> ApprovalAnswer:
+        return cls(True, reason, "once")
+
+    @classmethod
+    def for_session(cls, reason: str = "approved for this session") -> ApprovalAnswer:
+        return cls(True, reason, "session")
+
+    @classmethod
+    def deny(cls, reason: str = "") -> ApprovalAnswer:
+        return cls(False, reason, "once")
 
 
 Answerer = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
@@ -62,13 +101,52 @@ class Grant:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionRule:
+    """A session-scoped allow: the same tool on the same paths, or the exact same command.
+
+    A command is matched on its whole prepared preview (argv, cwd, environment, limits and
+    sandbox), so a rule never covers a command that would run differently. A rule only
+    applies inside the workspace and only after the policy and the guards have spoken.
+    """
+
+    tool: str
+    effect: str
+    paths: tuple[str, ...] = ()
+    command: str = ""
+    """The exact prepared command (its preview) when the effect names no paths."""
+
+    @classmethod
+    def for_request(cls, request: ApprovalRequest) -> SessionRule:
+        if request.paths:
+            return cls(request.tool, request.effect, tuple(sorted(request.paths)))
+        return cls(request.tool, request.effect, (), request.preview)
+
+    def matches(self, request: ApprovalRequest) -> bool:
+        return request.inside_workspace and SessionRule.for_request(request) == self
+
+    def describe(self) -> str:
+        target = ", ".join(self.paths) if self.paths else self.command.splitlines()[0] if self.command else ""
+        return f"{self.tool} on {target}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "effect": self.effect, "paths": list(self.paths), "command": self.command}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SessionRule:
+        paths = tuple(str(p) for p in data.get("paths", ()))
+        return cls(str(data["tool"]), str(data["effect"]), paths, str(data.get("command", "")))
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The outcome of one approval: who decided and, when allowed, the one-time grant."""
 
     allow: bool
-    source: Literal["policy", "answerer", "default"]
+    source: Literal["policy", "answerer", "rule", "default"]
     reason: str
     grant: Grant | None = None
+    rule: SessionRule | None = None
+    """The session rule that allowed the call (``source == 'rule'``) or that the answer added."""
 
 
 class ApprovalService:
@@ -78,6 +156,7 @@ class ApprovalService:
     paths are allowed, other effects ask), ``auto`` (every effect inside the workspace is
     allowed), ``deny`` (every effect is denied) and ``never`` (nobody is watching: whatever
     would ask is denied; delegated child sessions use it). A missing or failing answerer denies.
+    Under ``ask`` and ``auto-edit``, a session rule an answerer added allows matching calls.
     """
 
     def __init__(
@@ -91,6 +170,18 @@ class ApprovalService:
         self.policy: Policy = policy
         self.answerer = answerer
         self._allowed_paths = allowed_paths
+        self._rules: list[SessionRule] = []
+
+    @property
+    def rules(self) -> tuple[SessionRule, ...]:
+        """The session rules in force, oldest first."""
+        return tuple(self._rules)
+
+    def restore_rules(self, rules: Iterable[SessionRule]) -> None:
+        """Reinstate rules recorded earlier in this session (a resumed session keeps them)."""
+        for rule in rules:
+            if rule not in self._rules:
+                self._rules.append(rule)
 
     def for_child(self) -> ApprovalService:
         """The service a delegated child session gets: it never prompts."""
@@ -100,11 +191,17 @@ class ApprovalService:
         verdict = self._policy_verdict(request)
         if verdict is not None:
             return verdict
+        for rule in self._rules:
+            if rule.matches(request):
+                reason = f"allowed by the session rule for {rule.describe()}"
+                return Decision(True, "rule", reason, Grant(request.fingerprint), rule)
         return await self._ask(request)
 
     def _policy_verdict(self, request: ApprovalRequest) -> Decision | None:
         if self.policy == "deny":
             return Decision(False, "policy", "approval policy 'deny' denies every effect")
+        if self.policy == "auto" and request.trusted_by:
+            return self._allow("policy", f"approval policy 'auto' allows this call: {request.trusted_by}", request)
         if self.policy == "auto" and request.inside_workspace:
             return self._allow("policy", "approval policy 'auto' allows effects inside the workspace", request)
         if self.policy == "auto-edit" and request.effect == "write" and self._within_allowed(request.paths):
@@ -114,6 +211,17 @@ class ApprovalService:
         return None
 
     async def _ask(self, request: ApprovalRequest) -> Decision:
+        if self.answerer is None and request.external:
+            return Decision(
+                False,
+                "default",
+                f"{request.external} acts outside the workspace and is not trusted in configuration, so no "
+                "policy allows it without a person; rerun on a terminal to approve it, or trust it in configuration",
+            )
+        if self.answerer is None and self.policy == "auto" and request.effect == "execute":
+            # Only a sandbox confines a command to the workspace; without one a person decides.
+            reason = "approval policy 'auto' allows commands only inside a sandbox, and none is active"
+            return Decision(False, "default", f"{reason}; rerun on a terminal to approve each, or install bubblewrap")
         if self.answerer is None:
             return Decision(
                 False,
@@ -127,7 +235,16 @@ class ApprovalService:
             return Decision(False, "default", f"the approver failed ({type(exc).__name__}: {exc}); denied")
         if not answer.allow:
             return Decision(False, "answerer", answer.reason or "denied by the approver")
-        return self._allow("answerer", answer.reason or "approved", request)
+        decision = self._allow("answerer", answer.reason or "approved", request)
+        if answer.scope != "session":
+            return decision
+        if not request.inside_workspace:
+            note = "; allowed once only: no session rule outside the workspace"
+            return replace(decision, reason=decision.reason + note)
+        rule = SessionRule.for_request(request)
+        if rule not in self._rules:
+            self._rules.append(rule)
+        return replace(decision, rule=rule)
 
     @staticmethod
     def _allow(source: Literal["policy", "answerer"], reason: str, request: ApprovalRequest) -> Decision:
@@ -147,3 +264,8 @@ class ApprovalService:
 def _beneath(path: str, scope: str) -> bool:
     path = path.strip("/")
     return scope in ("", ".") or path == scope or path.startswith(scope + "/")
+
+
+def rules_from_events(events: Iterable[Event]) -> list[SessionRule]:
+    """The session rules a log recorded (``approval.rule_added``), oldest first."""
+    return [SessionRule.from_json(e.payload["rule"]) for e in events if e.type == "approval.rule_added"]

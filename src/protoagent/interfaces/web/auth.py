@@ -1,0 +1,112 @@
+"""Who may talk to the server: a bearer token or its cookie, loopback Host names, same origin."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+COOKIE = "protoagent_token"
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding to ``host`` keeps the server on this machine."""
+    name = host.strip("[]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _hostname(authority: str) -> str:
+    return urlsplit("//" + authority).hostname or ""
+
+
+class AccessGuard:
+    """ASGI middleware in front of every route.
+
+    With a token, a request needs ``Authorization: Bearer <token>`` or the token cookie; opening
+    any page with ``?token=<token>`` sets the cookie and drops the token from the address. Without
+    a token (loopback only) the ``Host`` must be a loopback name, which keeps other web sites out
+    through DNS rebinding. Either way, a request from another origin (``Origin`` set and not this
+    server) is refused.
+    """
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        origin = headers.get("origin")
+        if origin is not None and urlsplit(origin).netloc != host:
+            await _refuse(send, 403, f"cross-origin request from {origin!r} refused")
+            return
+        if self.token is None:
+            if _hostname(host) not in LOOPBACK_NAMES:
+                await _refuse(send, 403, f"host {host!r} is not a loopback name; open http://127.0.0.1:PORT/")
+                return
+            await self.app(scope, receive, send)
+            return
+        query = parse_qs(scope.get("query_string", b"").decode())
+        if scope["method"] == "GET" and self._matches(query.get("token", [""])[0]):
+            await _set_cookie_and_redirect(send, scope["path"], self.token)
+            return
+        if not self._authorized(headers):
+            await _refuse(
+                send, 401, "missing or wrong token: send 'Authorization: Bearer <token>' or open /?token=<token>"
+            )
+            return
+        await self.app(scope, receive, send)
+
+    def _matches(self, candidate: str) -> bool:
+        return bool(candidate) and self.token is not None and secrets.compare_digest(candidate, self.token)
+
+    def _authorized(self, headers: Headers) -> bool:
+        bearer = headers.get("authorization", "")
+        if bearer.lower().startswith("bearer ") and self._matches(bearer[7:].strip()):
+            return True
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == COOKIE and self._matches(value):
+                return True
+        return False
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _set_cookie_and_redirect(send: Send, path: str, token: str) -> None:
+    cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [
+                (b"location", (path or "/").encode()),
+                (b"set-cookie", cookie.encode()),
+                (b"content-length", b"0"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})

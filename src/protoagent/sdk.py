@@ -1,0 +1,152 @@
+"""The SDK's live side: watch a run's events as they happen, answer approvals with a plain
+callback, and read a recorded run's evidence report back from the session log.
+
+Run an objective and iterate its events (the scripted model stands in for a real one here):
+
+>>> import asyncio, tempfile
+>>> from pathlib import Path
+>>> from protoagent import MemoryStore, RunOptions, stream_run
+>>> from protoagent.testing import final_turn, make_repo, write_script
+>>> folder = Path(tempfile.mkdtemp())
+>>> repo = make_repo(folder / "repo", {"notes.md": "hello\\n"}, git=False)
+>>> script = write_script(folder / "turns.jsonl", [final_turn("Hello!", role="architect")])
+>>> options = RunOptions(repo=repo, model=f"scripted:{script}", store=MemoryStore(), surface="conversation")
+>>> async def watch(objective, options):
+...     run = stream_run(objective, options)
+...     types = [event.type async for event in run]
+...     return types[0], types[-1], await run.report()
+>>> first, last, report = asyncio.run(watch("say hello", options))
+>>> first, last, report.status, report.summary
+('session.created', 'run.ended', 'completed', 'Hello!')
+
+Resume that session with a new message: same session, same mode, workspace and task record:
+
+>>> from dataclasses import replace
+>>> more = write_script(folder / "more.jsonl", [final_turn("Hello again!", role="architect")])
+>>> again = replace(options, model=f"scripted:{more}", resume=report.session_id)
+>>> first, last, resumed = asyncio.run(watch("once more", again))
+>>> first, resumed.session_id == report.session_id, resumed.summary
+('session.resumed', True, 'Hello again!')
+
+Answer approvals with a callback, then read the report back from the store:
+
+>>> from protoagent import ApprovalAnswer, approval_callback, read_report, run_task
+>>> asked = []
+>>> def approve(request):
+...     asked.append(request.tool)
+...     return ApprovalAnswer.once()
+>>> options = RunOptions(repo=repo, model="none", store=MemoryStore(), answerer=approval_callback(approve))
+>>> report = asyncio.run(run_task("!echo hi", options))
+>>> asked, report.status
+(['shell'], 'completed')
+>>> read_report(report.session_id, options.store)["status"]
+'completed'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from protoagent.errors import ConfigError, SessionLoadError
+from protoagent.events.store import SessionStore
+from protoagent.events.types import Event
+from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
+from protoagent.workflow.evidence import check_results
+from protoagent.workflow.run import RunOptions, RunReport, run_task
+
+ApprovalCallback = Callable[[ApprovalRequest], "ApprovalAnswer | bool | Awaitable[ApprovalAnswer | bool]"]
+"""What ``approval_callback`` accepts: sync or async, returning an answer or a plain yes/no."""
+
+
+def approval_callback(callback: ApprovalCallback) -> Answerer:
+    """An answerer from a plain function: ``True`` allows once, ``False`` denies, or return an
+    ``ApprovalAnswer`` for the three choices (once, for this session, deny with a reason)."""
+
+    async def answer(request: ApprovalRequest) -> ApprovalAnswer:
+        reply = callback(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if isinstance(reply, ApprovalAnswer):
+            return reply
+        return (
+            ApprovalAnswer.once("approved by the SDK callback")
+            if reply
+            else ApprovalAnswer.deny("denied by the SDK callback")
+        )
+
+    return answer
+
+
+class RunStream:
+    """A run in progress: ``async for event in stream`` yields its events as they are appended;
+    ``await stream.report()`` waits for the end. Cancel it with ``stream.cancel()``."""
+
+    def __init__(self, objective: str, options: RunOptions) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        watcher = options.on_event
+
+        def on_event(event: Event) -> None:
+            if watcher is not None:
+                watcher(event)
+            self._queue.put_nowait(event)
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise ConfigError("stream_run needs a running event loop: call it inside an async function") from None
+        self._task = loop.create_task(run_task(objective, replace(options, on_event=on_event)))
+        self._task.add_done_callback(lambda _: self._queue.put_nowait(None))
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._events()
+
+    async def _events(self) -> AsyncIterator[Event]:
+        while (event := await self._queue.get()) is not None:
+            yield event
+
+    async def report(self) -> RunReport:
+        """The run's evidence report (raises what the run raised, e.g. ``ConfigError``)."""
+        return await self._task
+
+    def cancel(self) -> None:
+        """Stop the run: the log records it and every process it started is stopped."""
+        self._task.cancel()
+
+
+def stream_run(objective: str, options: RunOptions) -> RunStream:
+    """Start ``run_task(objective, options)`` and stream its events; call inside an event loop."""
+    return RunStream(objective, options)
+
+
+def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
+    """The evidence report of a recorded run, rebuilt from its log with the same fields as
+    ``RunReport.to_json``: status, surface, applied, verified, criteria_supported, changed files,
+    external effects, checks with phases and outcomes, notes and the summary (the latest run of
+    a resumed session)."""
+    events = store.load(session_id)
+    ended = next((e for e in reversed(events) if e.type == "run.ended"), None)
+    if ended is None:
+        raise SessionLoadError(session_id, "the run has not ended (no 'run.ended'); wait for it or resume it")
+    created = events[0].payload
+    evidence = next((e.payload for e in reversed(events) if e.type == "evidence.reported"), {})
+    contract = next((e.payload for e in reversed(events) if e.type == "run.contract"), {"surface": "command"})
+    return {
+        "session_id": session_id,
+        "mode": created.get("mode", "coding"),
+        "lead": created.get("lead"),
+        "status": ended.payload["status"],
+        "surface": contract["surface"],
+        "applied": bool(evidence.get("applied", False)),
+        "verified": bool(evidence.get("verified", False)),
+        "criteria_supported": bool(evidence.get("criteria_supported", False)),
+        "changed_files": list(evidence.get("changed_files", [])),
+        "external_effects": list(evidence.get("external_effects", [])),
+        "checks": [c.to_json() for c in check_results(events)],
+        "verification": evidence.get("verification", "no_checks"),
+        "summary": ended.payload.get("summary", ""),
+        "notes": list(evidence.get("notes", [])),
+    }
