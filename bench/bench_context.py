@@ -14,7 +14,10 @@ Method
      defined here). Target: at most 1,000 tokens.
    - small profile, Architect: the compact protocol with six worker cards and report_task.
    - standard profile: the ``coding`` preset's prompt with native declarations of its tools
-     (the real built-in tools when they import, else the representative models).
+     (the real built-in tools when they import, else the representative models), and the
+     Architect's prompt with the native declarations ``run_task`` offers it on the editing
+     surface (tester enabled). Also counted with OpenAI's cl100k_base when tiktoken is installed.
+     Target: at most 1,000 cl100k tokens.
 2. Prefix reuse: a synthetic 20-step small-profile Coder session in a real session log
    (``SessionLog(MemoryStore())``): one task, then 20 tool calls whose outputs cycle through a
    4,000-char read, an 800-char search, a 2,400-char read and a 120-char edit receipt. Each
@@ -28,14 +31,18 @@ Method
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+import os
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.agents.presets import CODING_PROMPT, get_preset
+from protoagent.agents.profiles import ARCHITECT_PROMPT
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, common_prefix_ratio, estimate_request
 from protoagent.context.tokens import render_prompt as render
 from protoagent.events import MemoryStore, SessionLog, derive_messages, new_session_id
@@ -43,7 +50,7 @@ from protoagent.hooks.admission import ContextAdmissionHook
 from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.projection import ToolContextProjectionHook
 from protoagent.models.types import ActionMode, ModelRequest, ToolSchema
-from protoagent.tools.base import ToolMetadata
+from protoagent.tools.base import AnyTool, ToolMetadata
 
 CODER_IDENTITY = "You are ProtoAgent's Coder: you change source for one focused task."
 CODER_INSTRUCTIONS = (
@@ -137,6 +144,44 @@ def standard_schemas() -> tuple[tuple[ToolSchema, ...], str]:
         return schemas, "representative models (built-in tools unavailable)"
 
 
+def architect_schemas() -> tuple[ToolSchema, ...]:
+    """The standard-profile Architect's tools exactly as ``run_task`` offers them (editing surface)."""
+    from protoagent.agents.session import builtin_tools
+    from protoagent.checks.run_check import CHECK_TOOLS
+    from protoagent.workflow import roles
+    from protoagent.workflow.packets import PACKET_TOOLS
+    from protoagent.workflow.task_tools import TASK_TOOLS
+    from protoagent.workflow.workers import WORKER_TOOLS
+
+    workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS)
+    tools = [*builtin_tools(), *(cls() for cls in workflow_tools)]
+    by_name = {tool.name: tool for tool in tools}
+    return tuple(by_name[name].schema() for name in roles.architect("standard", "native").tools)
+
+
+def cl100k_counter() -> tuple[str, TokenCounter] | None:
+    """OpenAI's cl100k_base encoding via tiktoken, if installed. Offline, tiktoken cannot fetch the
+    vocabulary; litellm (a dependency of the ``bench`` extra) ships a copy, used when present."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    spec = importlib.util.find_spec("litellm")
+    if spec is not None and spec.origin is not None:
+        bundled = Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))
+    try:
+        encoding = tiktoken.get_encoding("cl100k_base")
+    except Exception:  # tiktoken raises plain request errors when the vocabulary is unreachable
+        return None
+
+    class Cl100kCounter:
+        def count(self, text: str) -> int:
+            return len(encoding.encode(text, disallowed_special=()))
+
+    return "cl100k", Cl100kCounter()
+
+
 def overhead(request: ModelRequest, counter: TokenCounter) -> int:
     estimate = estimate_request(request, counter)
     return estimate.system + estimate.tools
@@ -195,6 +240,10 @@ def print_overheads(counters: dict[str, TokenCounter]) -> None:
             "standard 'coding' preset, native declarations",
             ModelRequest(system=CODING_PROMPT, messages=(), tools=standard_tools),
         ),
+        (
+            "standard Architect, native declarations",
+            ModelRequest(system=ARCHITECT_PROMPT, messages=(), tools=architect_schemas()),
+        ),
     ]
     print(
         f"fixed prompt overhead per request (system + tool schemas + cards); Coder tools from {source}, "
@@ -205,6 +254,16 @@ def print_overheads(counters: dict[str, TokenCounter]) -> None:
         print(f"  {label:<48} {figures} tokens")
     coder = overhead(cases[0][1], counters["estimate"])
     print(f"  small Coder target <= 1000 tokens: {'met' if coder <= 1000 else 'MISSED'} ({coder} estimated)")
+    for name, counter in counters.items():
+        if name.endswith("tokenizer"):
+            own = overhead(cases[0][1], counter)
+            print(f"  small Coder, {name}: {own} tokens ({'met' if own <= 1000 else 'MISSED'}; target <= 1000)")
+    if "cl100k" in counters:
+        architect = overhead(cases[-1][1], counters["cl100k"])
+        verdict = "met" if architect <= 1000 else "MISSED"
+        print(f"  standard Architect, cl100k: {architect} tokens ({verdict}; target <= 1000)")
+    else:
+        print("  cl100k figures need tiktoken (pip install -e '.[bench]' brings it with litellm)")
 
 
 OUTPUT_CYCLE: tuple[tuple[str, int], ...] = (
@@ -281,6 +340,9 @@ def prefix_reuse(counter: TokenCounter, window: int | None, label: str) -> None:
 
 def main() -> None:
     counters: dict[str, TokenCounter] = {"estimate": EstimatingCounter()}
+    cl100k = cl100k_counter()
+    if cl100k is not None:
+        counters[cl100k[0]] = cl100k[1]
     embedded = embedded_counter()
     if embedded is not None:
         counters[embedded[0]] = embedded[1]

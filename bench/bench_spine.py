@@ -4,9 +4,11 @@ Method
 ------
 1. Overhead per step: a 200-step session on the scripted model (199 turns that call the real
    ``read_file`` tool on a small file, then a final answer) with the SQLite store, approval
-   policy ``auto``. Each step's wall time minus the time spent inside the provider's ``stream``
-   (measured by a timing wrapper around the scripted model) is the harness overhead: request
-   building from ``derive_messages``, event appends, the tool pipeline and the tool itself.
+   policy ``auto`` and a model-call budget of 200, so every step calls the model (asserted).
+   Each step's wall time minus the time spent inside the provider's ``stream`` (measured by a
+   timing wrapper around the scripted model) is the harness overhead: request building from
+   the incrementally derived messages, event appends, the tool pipeline and the tool itself.
+   ``bench_steps.py`` measures the shell-command step against mini-swe-agent.
    We print the median and p90 over the 200 steps.
 2. Load + derive: sessions of 50 turns (about 600 events) and of 10,000 events are written to
    SQLite; a fresh store (new connection) then loads and validates the log and derives the
@@ -26,7 +28,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from protoagent.agents.loop import AgentLoop
+from protoagent.agents.loop import AgentLoop, Budget
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.events import SessionLog, SQLiteStore, derive_messages
@@ -59,7 +61,7 @@ def step_overhead(tmp: Path) -> tuple[float, float]:
         spec = SessionSpec(repo=repo, model="scripted:bench", store=store, preset=preset, approval="auto",
                            provider=model, artifacts_root=tmp / "artifacts")
         session = AgentSession.create(spec)
-        loop = AgentLoop(session)
+        loop = AgentLoop(session, budget=Budget(200))
         log = session.log
         log.append("turn.started", {}, turn=1)
         log.append("user.message", {"text": "read a.py 199 times"}, turn=1)
@@ -71,6 +73,8 @@ def step_overhead(tmp: Path) -> tuple[float, float]:
             asyncio.run(loop.step(step))
             wall = time.perf_counter() - started
             overheads.append(wall - sum(model.spent[before:]))
+    # With the default budget of 80 model calls, later steps would fail cheaply at the budget check.
+    assert len(model.spent) == 200, f"only {len(model.spent)} of 200 steps called the model"
     overheads.sort()
     return statistics.median(overheads) * 1000, overheads[int(len(overheads) * 0.9)] * 1000
 

@@ -10,8 +10,8 @@ from typing import Literal
 
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
-from protoagent.errors import LimitExceeded, ProviderError, YieldControl
-from protoagent.events.messages import derive_messages
+from protoagent.errors import ConfigError, LimitExceeded, ProviderError, YieldControl
+from protoagent.events.messages import MessageDeriver
 from protoagent.models.types import ModelRequest, ModelTurn, TextDelta
 from protoagent.tools.pipeline import ToolResult
 
@@ -23,6 +23,8 @@ INVALID_ACTION_FEEDBACK = (
 )
 BASE_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
+DEFAULT_MODEL_CALLS = 80
+"""Model calls one run may make, shared by all its agents, unless the caller sets a budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +76,12 @@ class TurnOutcome:
 class Budget:
     """Model calls shared by every agent of one run."""
 
-    max_model_calls: int = 80
+    max_model_calls: int = DEFAULT_MODEL_CALLS
     used: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        if self.max_model_calls < 1:
+            raise ConfigError(f"max_model_calls {self.max_model_calls!r} must be at least 1 model call")
 
     def charge(self) -> None:
         if self.used >= self.max_model_calls:
@@ -104,6 +110,8 @@ class AgentLoop:
         self.steps_taken = 0
         self._repeats = 0
         self._last_step: tuple[str, ...] = ()
+        self._history = MessageDeriver(agent)
+        """This agent's messages, derived incrementally from the log (equal to ``derive_messages``)."""
 
     async def run_turn(self, user_text: str, max_steps: int | None = None, context: str | None = None) -> TurnOutcome:
         self.start_turn(user_text, context=context)
@@ -206,15 +214,16 @@ class AgentLoop:
 
     def build_request(self) -> ModelRequest:
         session = self.session
+        events = session.log.events
         request = ModelRequest(
             system=self.role.system_prompt,
-            messages=tuple(derive_messages(session.log.events, self.agent)),
+            messages=tuple(self._history.derive(events)),
             tools=session.registry.schemas(session.offered_tools(self.role.tools)),
             action_mode=self.role.action_mode,
             agent_role=self.agent,
             max_output_tokens=session.spec.model_config.max_output_tokens,
         )
-        return session.hooks.before_model(request, session.log.events)
+        return session.hooks.before_model(request, events)
 
     def _record_failure(self, exc: ProviderError | LimitExceeded, step: int) -> None:
         payload: dict[str, object] = {"error": str(exc)}

@@ -60,6 +60,11 @@ class Prepared:
     inside_workspace: bool = True
     state: Any = None
     """Tool-private data handed to ``execute``."""
+    trusted_by: str = ""
+    """Why configuration trusts an effect outside the workspace (e.g. an MCP server the person
+    trusted); only then may ``auto`` allow it, and the approval reason quotes this."""
+    external: str = ""
+    """What acts outside the workspace (e.g. an MCP server's tool), named when no one can approve it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +97,59 @@ class Tool(ABC, Generic[InputT]):
     @abstractmethod
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput: ...
 
+    _schema_memo: tuple[tuple[str, str, type[BaseModel]], ToolSchema] | None = None
+
     def schema(self) -> ToolSchema:
-        return ToolSchema(self.name, self.description, self.input_model.model_json_schema())
+        """What the model sees of this tool. Building a JSON schema is costly and every request
+        offers the tools again, so it is built once and rebuilt only when the name, the
+        description or the input model changes. Treat the returned schema as read-only."""
+        key = (self.name, self.description, self.input_model)
+        memo = self._schema_memo
+        if memo is None or memo[0] != key:
+            memo = (key, ToolSchema(self.name, self.description, input_schema(self.input_model)))
+            self._schema_memo = memo
+        return memo[1]
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a tool's input as the model sees it: pydantic's schema without the
+    ``title`` annotations it derives from class and field names (they repeat the names and cost
+    tokens on every request), and an optional property (``X`` or null, default null) shown as
+    ``X`` that may be omitted. Every constraint stays."""
+    schema: dict[str, Any] = _without_titles(model.model_json_schema())
+    for prop in schema.get("properties", {}).values():
+        _omit_optional_null(prop)
+    return schema
+
+
+def _omit_optional_null(prop: dict[str, Any]) -> None:
+    variants = prop.get("anyOf")
+    if not (isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants):
+        return
+    if "default" not in prop or prop["default"] is not None:
+        return
+    del prop["anyOf"], prop["default"]
+    prop.update(next(v for v in variants if v != {"type": "null"}))
+
+
+_LITERAL_KEYS = frozenset({"default", "const", "enum", "examples"})
+"""Keys whose values are data, not schemas: a ``title`` inside them is kept."""
+
+
+def _without_titles(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_titles(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: _without_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = value if key in _LITERAL_KEYS else _without_titles(value)
+    return out
 
 
 AnyTool = Tool[Any]
