@@ -192,7 +192,7 @@ def test_interrupted_run_records_cancellation_and_leaves_no_process(tmp_path: Pa
     import signal
     import time
 
-    marker = tmp_path / "child.pid"
+    marker = repo / "child.pid"  # inside the workspace: the sandbox confines the command's writes
     script = write_script(
         tmp_path / "turns.jsonl",
         [
@@ -218,6 +218,8 @@ def test_interrupted_run_records_cancellation_and_leaves_no_process(tmp_path: Pa
             str(repo),
             "--approval",
             "auto",
+            "--sandbox",
+            "off",  # the child's pid is then the host's pid (a sandbox gives it its own namespace)
             "--json",
             "add a slow step",
         ],

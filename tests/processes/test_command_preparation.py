@@ -12,6 +12,7 @@ import pytest
 
 from protoagent.errors import ToolRejected
 from protoagent.processes import SYSTEM_PATH, ExecuteCommandTool, ProcessRegistry
+from protoagent.processes.sandbox import SandboxScope
 from protoagent.tools.base import ToolContext
 
 from .support import body, execute, make_ctx, run_tool
@@ -148,7 +149,7 @@ class MarkingSandbox:
 
     name: str = "marking"
 
-    def wrap(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+    def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
         return (os.path.join(os.path.dirname(argv[0]), "env"), "SANDBOXED=1", *argv)
 
 

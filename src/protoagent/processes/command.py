@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from protoagent.errors import ToolRejected
+from protoagent.processes.sandbox import SandboxScope
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
@@ -47,21 +48,23 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 class SandboxProfile(Protocol):
-    """How a prepared argv is confined. ``wrap`` returns the argv that is actually spawned."""
+    """How a prepared argv is confined (see ``processes.sandbox``). ``wrap`` returns the argv
+    that is actually spawned; ``scope`` says where the command may write."""
 
     @property
     def name(self) -> str: ...
 
-    def wrap(self, argv: tuple[str, ...]) -> tuple[str, ...]: ...
+    def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class NoSandbox:
-    """Today's default profile: the argv runs as prepared, with no confinement."""
+    """The profile of a session wired without a sandbox: the argv runs as prepared, unconfined.
+    ``run_task`` always selects one through ``processes.sandbox.select_sandbox``."""
 
     name: str = "none"
 
-    def wrap(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+    def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
         return argv
 
 
@@ -93,6 +96,11 @@ class CommandSite:
     """The selected interpreter (absolute, or relative to the root)."""
     sandbox: SandboxProfile = NO_SANDBOX
 
+    @property
+    def tmp(self) -> Path:
+        """The session's temp folder, beside ``home`` (a sandboxed command sees it as ``/tmp``)."""
+        return self.home.parent / "tmp"
+
 
 @dataclass(frozen=True, slots=True)
 class PreparedCommand:
@@ -107,14 +115,23 @@ class PreparedCommand:
     timeout_s: float
     output_limit: int
     sandbox: SandboxProfile = NO_SANDBOX
+    root: Path | None = None
+    """The workspace root (None: the cwd); with ``home`` and ``tmp``, where a sandbox lets it write."""
+    home: Path | None = None
+    tmp: Path | None = None
 
     @property
     def environment(self) -> dict[str, str]:
         return dict(self.env)
 
+    @property
+    def scope(self) -> SandboxScope:
+        home = self.home or Path(self.environment.get("HOME", self.cwd))
+        return SandboxScope(self.root or self.cwd, home, self.tmp or home.parent / "tmp", self.cwd)
+
     def spawn_argv(self) -> tuple[str, ...]:
         """The argv handed to the operating system, after the sandbox profile wrapped it."""
-        return self.sandbox.wrap(self.argv)
+        return self.sandbox.wrap(self.argv, self.scope)
 
     def preview(self) -> str:
         """Approval text: absolute executable, argv, cwd, environment, limits and sandbox."""
@@ -149,6 +166,9 @@ def prepare_command(request: CommandRequest, site: CommandSite) -> PreparedComma
         timeout_s=float(request.timeout_s),
         output_limit=request.output_limit,
         sandbox=site.sandbox,
+        root=site.root,
+        home=site.home,
+        tmp=site.tmp,
     )
 
 

@@ -1,13 +1,15 @@
 """Running prepared commands: one process group per command, a journal per process, a registry
 that tracks every live process of a session and stops them all on shutdown.
 
-Each process has a supervisor thread that reaps it, enforces its timeout (SIGTERM to the
-group, SIGKILL after a grace period) and, once the leader has exited, stops whatever is left of
-its group: a command is finished when its leader exits, and nothing it started outlives it
-(a descendant that leaves the group with ``setsid`` escapes this and is not tracked). The
-thread makes timeouts hold even when no event loop is waiting, as for a shell command that
-went on running after its call returned. Async callers poll the supervisor's flag, so a
-process can be observed from any event loop.
+Each process has a supervisor thread (an idle one is reused) that reaps it, enforces its
+timeout (SIGTERM to the group, SIGKILL after a grace period) and, once the leader has exited,
+stops whatever is left of its group: a command is finished when its leader exits, and
+nothing it started outlives it (a descendant that leaves the group with ``setsid`` escapes
+this; inside the sandbox's PID namespace it dies with the command, and without one the CLI's
+subreaper stops it). The thread makes timeouts hold even when no event loop is waiting, as
+for a shell command that went on running after its call returned. Async waiters are woken by
+the supervisor on their own event loop when the process finishes, so a process can be awaited
+from any event loop.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from protoagent.errors import RunError
 from protoagent.processes.command import PreparedCommand
 from protoagent.processes.groups import group_alive, signal_group, wait_group_gone
 from protoagent.processes.journal import OutputJournal, create_artifact
+from protoagent.processes.supervisors import SUPERVISORS
 
 DEFAULT_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL when a process group is stopped."""
@@ -59,6 +62,9 @@ class ManagedProcess:
         self.terminated = False
         self._grace_s = grace_s
         self._done = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        """Async waiters, each woken on its own event loop when the process has finished."""
+        self._waiters_lock = threading.Lock()
         self._started = time.monotonic()
         self._ended: float | None = None
         self._popen: subprocess.Popen[bytes] | None = None
@@ -76,8 +82,7 @@ class ManagedProcess:
             close_fds=True,
         )
         self._started = time.monotonic()
-        name = f"protoagent-process-{self.id}"
-        threading.Thread(target=self._supervise, name=name, daemon=True).start()
+        SUPERVISORS.run(self._supervise)
 
     @property
     def pid(self) -> int:
@@ -102,17 +107,24 @@ class ManagedProcess:
         )
 
     async def wait(self, timeout_s: float | None) -> bool:
-        """Wait up to ``timeout_s`` (None: no limit) for the process to finish; true if it did."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        delay = 0.0005
-        while self.running:
-            pause = delay
-            if deadline is not None:
-                pause = min(delay, deadline - time.monotonic())
-                if pause <= 0:
-                    return False
-            await asyncio.sleep(pause)
-            delay = min(delay * 2, 0.025)
+        """Wait up to ``timeout_s`` (None: no limit) for the process to finish; true if it did.
+
+        The supervisor thread wakes the waiter's own event loop when the process has finished,
+        so a wait costs no polling and ends as soon as the process does."""
+        loop = asyncio.get_running_loop()
+        woken: asyncio.Future[None] = loop.create_future()
+        with self._waiters_lock:
+            if self._done.is_set():
+                return True
+            self._waiters.append((loop, woken))
+        try:
+            await asyncio.wait_for(asyncio.shield(woken), timeout_s)
+        except TimeoutError:
+            return not self.running
+        finally:
+            with self._waiters_lock:
+                if (loop, woken) in self._waiters:
+                    self._waiters.remove((loop, woken))
         return True
 
     def wait_sync(self, timeout_s: float) -> bool:
@@ -148,7 +160,18 @@ class ManagedProcess:
         finally:
             # Waiters must never hang, even if stopping the group failed unexpectedly.
             self._ended = time.monotonic()
+            self._finish()
+
+    def _finish(self) -> None:
+        """Mark the process finished and wake every async waiter on its own loop."""
+        with self._waiters_lock:
             self._done.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, woken in waiters:
+            try:
+                loop.call_soon_threadsafe(_wake, woken)
+            except RuntimeError:
+                continue  # that waiter's loop is closed; nobody is left waiting there
 
     def _stop_leader(self) -> None:
         assert self._popen is not None
@@ -203,7 +226,8 @@ class ProcessRegistry:
         """
         if self._closed:
             raise RunError("the process registry was shut down; no command can start")
-        session_home(artifacts_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
+        for folder in (session_home(artifacts_dir), session_tmp(artifacts_dir)):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         process_id, path, fd = self._claim_id(artifacts_dir / "processes")
         process = ManagedProcess(process_id, command, label, OutputJournal(path), self.grace_s)
         try:
@@ -271,6 +295,16 @@ class ProcessRegistry:
             return process_id, path, fd
 
 
+def _wake(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
+
+
 def session_home(artifacts_dir: Path) -> Path:
     """The folder children of a session see as ``HOME``."""
     return artifacts_dir / "home"
+
+
+def session_tmp(artifacts_dir: Path) -> Path:
+    """The session's temp folder: a sandboxed command sees it as ``/tmp``."""
+    return artifacts_dir / "tmp"

@@ -31,6 +31,7 @@ from protoagent.processes.command import (
 )
 from protoagent.processes.results import listing, observe
 from protoagent.processes.runner import ProcessRegistry, session_home
+from protoagent.processes.sandbox import asks_each_command
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 SHELL = "/bin/sh"
@@ -41,10 +42,10 @@ MAX_WAIT_MS = 3_600_000
 class ExecuteCommandInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    argv: list[str] = Field(description="Program and arguments; no shell is involved.")
+    argv: list[str] = Field(description="Program and arguments.")
     cwd: str = Field(".", description="Project-relative working directory.")
     env: dict[str, str] = Field(default_factory=dict, description="The child's only extra variables.")
-    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds before the process group is stopped.")
+    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds before the command is stopped.")
     output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="Bytes of output shown (head and tail).")
 
 
@@ -54,7 +55,7 @@ class ShellInput(BaseModel):
     command: str = Field(description="A non-interactive command line for /bin/sh -c.")
     cwd: str = Field(".", description="Project-relative working directory.")
     yield_time_ms: int = Field(DEFAULT_YIELD_MS, description="How long to wait before returning a process id.")
-    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds before the process group is stopped.")
+    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds before the command is stopped.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra variables (PATH has a default).")
     output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="Bytes of output shown per observation.")
 
@@ -78,8 +79,8 @@ class _Launch:
 class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     name: ClassVar[str] = "execute_command"
     description: ClassVar[str] = (
-        "Run one program with an argv array (no shell) in the workspace until it exits or times out. "
-        "The environment is not inherited: name every variable you need, PATH included."
+        "Run one program (argv, no shell) until it exits or times out. "
+        "The environment is not inherited: set every variable you need in env, PATH included."
     )
     input_model: ClassVar[type[BaseModel]] = ExecuteCommandInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
@@ -87,7 +88,8 @@ class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     def prepare(self, args: ExecuteCommandInput, ctx: ToolContext) -> Prepared:
         request = CommandRequest(args.argv, args.cwd, args.env, args.timeout, args.output_limit)
         command = prepare_command(request, command_site(ctx))
-        return Prepared(command.preview(), "execute", state=_Launch(command, shlex.join(args.argv), None))
+        launch = _Launch(command, shlex.join(args.argv), None)
+        return Prepared(command.preview(), "execute", inside_workspace=confined(command), state=launch)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         return await _launch(prepared, ctx, listed=False)
@@ -115,7 +117,8 @@ class ShellTool(Tool[ShellInput]):
         request = CommandRequest([SHELL, "-c", args.command], args.cwd, env, args.timeout, args.output_limit)
         command = prepare_command(request, site)
         preview = f"{command.preview()}\nyield: {args.yield_time_ms} ms"
-        return Prepared(preview, "execute", state=_Launch(command, args.command, args.yield_time_ms / 1000))
+        launch = _Launch(command, args.command, args.yield_time_ms / 1000)
+        return Prepared(preview, "execute", inside_workspace=confined(command), state=launch)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         return await _launch(prepared, ctx, listed=True)
@@ -178,6 +181,12 @@ def command_site(ctx: ToolContext) -> CommandSite:
     python = ctx.services.get("python") or sys.executable
     sandbox = ctx.services.get("sandbox") or NO_SANDBOX
     return CommandSite(ctx.root, session_home(artifacts_dir), str(python), sandbox)
+
+
+def confined(command: PreparedCommand) -> bool:
+    """False when no sandbox confines ``command`` to the workspace and a person must approve it
+    (``--sandbox auto`` without a backend): the approval policy then never allows it alone."""
+    return not asks_each_command(command.sandbox)
 
 
 def shell_path(site: CommandSite) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ USER_SHELL = Preset("user-shell", "A person's command line, run without a model.
 
 async def run_user_command(command: str, root: Path, options: RunOptions) -> RunReport:
     """Run ``!command`` as the person's own shell call; no model is asked anything."""
-    from protoagent.workflow.run import RunReport
+    from protoagent.workflow.run import RunReport, run_sandbox
 
     try:
         name, arguments = user_shell_call(command)
@@ -41,10 +42,14 @@ async def run_user_command(command: str, root: Path, options: RunOptions) -> Run
         on_event=options.on_event,
         artifacts_root=options.artifacts_root,
         provider=_NoModel(),
+        services={"sandbox": run_sandbox(options)},
     )
     session = AgentSession.create(spec)
     try:
         result = await session.pipeline.run(ToolCall("user_1", name, arguments), agent="user", allowed=("shell",))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        session.log.append("run.ended", {"status": "cancelled", "summary": "the run was interrupted"})
+        raise
     finally:
         session.close()
     status: RunStatus = "completed" if result.status == "ok" else "incomplete"

@@ -1,0 +1,150 @@
+"""Landlock launcher: confine this process's writes, TCP and signals, then ``exec`` the command.
+
+It runs as a small script (``python -I -S landlock_exec.py ...``) between the harness and the
+command, because a ``preexec_fn`` is not safe in a threaded harness. It imports only the
+standard library so it starts in milliseconds and never sees the harness's packages.
+
+Usage: ``landlock_exec.py --root DIR [--write PATH]... [--tmpdir DIR] [--network] -- ARGV...``
+
+Rules (Landlock ABI >= 3, enforced by the kernel for this process and everything it starts):
+- reads and execution are not restricted;
+- writes (create, remove, rename, truncate, write) are allowed beneath each ``--write`` path and
+  beneath every top-level entry of ``--root`` except ``.git`` and ``.protoagent`` (Landlock only
+  adds permissions, so granting the root itself would grant those two as well: new top-level
+  entries of the workspace cannot be created while either exists);
+- ``/dev/null``, ``/dev/zero``, ``/dev/full`` and ``/dev/tty`` stay writable;
+- TCP bind and connect are refused unless ``--network`` (ABI >= 4; UDP is not covered);
+- signals and abstract UNIX sockets outside the sandbox are refused (ABI >= 6); ptrace-style
+  access to other processes, such as reading ``/proc/<pid>/environ``, is refused by Landlock.
+Exit status 126 with one line on stderr when the sandbox cannot be set up.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+
+SYS_CREATE_RULESET = 444
+SYS_ADD_RULE = 445
+SYS_RESTRICT_SELF = 446
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+MIN_ABI = 3
+
+WRITE_FILE = 1 << 1
+FILE_RIGHTS = WRITE_FILE | (1 << 14)  # write, truncate
+DIR_RIGHTS = FILE_RIGHTS | sum(1 << bit for bit in (4, 5, 6, 7, 8, 9, 10, 11, 12, 13))
+"""remove dir/file, make char/dir/reg/sock/fifo/block/sym, refer."""
+NET_TCP = (1 << 0) | (1 << 1)  # bind, connect
+SCOPES = (1 << 0) | (1 << 1)  # abstract unix sockets, signals
+PROTECTED = frozenset({".git", ".protoagent"})
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+
+
+def abi_version() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is unavailable."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = int(libc.syscall(SYS_CREATE_RULESET, None, 0, CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(version, 0)
+
+
+def confine(root: str, writable: list[str], network: bool) -> None:
+    """Restrict this process (and its future children) as the module describes."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = abi_version()
+    if abi < MIN_ABI:
+        raise OSError(f"Landlock ABI {abi} is below {MIN_ABI}")
+    attr = struct.pack("=Q", DIR_RIGHTS)
+    if abi >= 4:
+        attr += struct.pack("=Q", 0 if network else NET_TCP)
+    if abi >= 6:
+        attr += struct.pack("=Q", SCOPES)
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = int(libc.syscall(SYS_CREATE_RULESET, buffer, len(attr), 0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    for path in [*writable, *_workspace_entries(root)]:
+        _allow(libc, ruleset, path, DIR_RIGHTS)
+    for device in DEVICES:
+        _allow(libc, ruleset, device, FILE_RIGHTS)
+    _drop_capabilities(libc)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.syscall(SYS_RESTRICT_SELF, ruleset, 0) != 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    os.close(ruleset)
+
+
+def _drop_capabilities(libc: ctypes.CDLL) -> None:
+    """Empty the capability bounding set, so a command started by root runs without
+    capabilities: with ``CAP_SYS_PTRACE`` it could still read the harness's environment, and
+    with others act on the whole machine. Without ``CAP_SETPCAP`` there is nothing to drop."""
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap", encoding="ascii").read())
+    except (OSError, ValueError):
+        last = 63
+    for capability in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+
+
+def _workspace_entries(root: str) -> list[str]:
+    if not any(os.path.lexists(os.path.join(root, name)) for name in PROTECTED):
+        return [root]
+    with os.scandir(root) as entries:
+        return [e.path for e in entries if e.name not in PROTECTED and not e.is_symlink()]
+
+
+def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return  # a path that does not exist grants nothing
+    try:
+        if not os.path.isdir(f"/proc/self/fd/{fd}"):
+            rights &= FILE_RIGHTS
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+        if libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(fd)
+
+
+def main(args: list[str]) -> None:
+    split = args.index("--") if "--" in args else len(args)
+    options, argv = args[:split], args[split + 1 :]
+    root, writable, network = "", [], False
+    pairs = iter(options)
+    for option in pairs:
+        if option == "--network":
+            network = True
+        elif option == "--root":
+            root = next(pairs)
+        elif option == "--write":
+            writable.append(next(pairs))
+        elif option == "--tmpdir":
+            writable.append(next(pairs))
+            os.environ.setdefault("TMPDIR", writable[-1])
+    if not root or not argv:
+        sys.stderr.write("landlock sandbox: usage: --root DIR [--write PATH]... [--network] -- ARGV...\n")
+        raise SystemExit(126)
+    try:
+        confine(root, writable, network)
+    except OSError as error:
+        sys.stderr.write(f"landlock sandbox: could not confine the command: {error}\n")
+        raise SystemExit(126) from None
+    try:
+        os.execve(argv[0], argv, os.environ)
+    except OSError as error:
+        sys.stderr.write(f"landlock sandbox: could not start {argv[0]!r}: {error.strerror}\n")
+        raise SystemExit(127) from None
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

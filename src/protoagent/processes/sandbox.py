@@ -1,0 +1,197 @@
+"""The command sandbox: every command and check a session starts runs through one profile.
+
+Modes (``--sandbox``): ``required`` refuses to run without a working sandbox; ``auto`` (the
+default) uses one when available and otherwise runs each command only after a person approves
+it, even under ``--approval auto``; ``off`` runs commands unconfined, as the person chose.
+
+Backends, best first:
+- bubblewrap (``bwrap``): the whole filesystem read-only except the workspace, the session's
+  ``HOME`` and temp folders (seen as ``/tmp``) and granted paths; ``.git`` and ``.protoagent``
+  stay read-only; own PID, IPC, UTS, user and (unless network is allowed) network namespaces,
+  so the harness is invisible and a command's detached descendants die with it; no
+  capabilities, even when the harness runs as root.
+- Landlock (ABI >= 3, through ``landlock_exec``): the same write confinement (new top-level
+  workspace entries excepted while ``.git`` or ``.protoagent`` exists), TCP off, no signals or
+  ``/proc`` access to processes outside, no capabilities; detached descendants are stopped by
+  the harness when the run ends.
+
+``PROTOAGENT_SANDBOX_BACKENDS`` (comma-separated, default ``bwrap,landlock``) limits which
+backends may be used, so a test or a person can see how ProtoAgent behaves without them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from protoagent.errors import ConfigError
+from protoagent.processes import landlock_exec
+
+SandboxMode = Literal["required", "auto", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
+BACKENDS_ENV = "PROTOAGENT_SANDBOX_BACKENDS"
+DEFAULT_BACKENDS = ("bwrap", "landlock")
+PROTECTED = (".git", ".protoagent")
+"""Workspace folders a command may read but never change."""
+_LAUNCHER = str(Path(landlock_exec.__file__).resolve())
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxScope:
+    """Where one command may write: the workspace, the session's HOME and temp, and its cwd."""
+
+    root: Path
+    home: Path
+    tmp: Path
+    cwd: Path
+
+
+@dataclass(frozen=True, slots=True)
+class BwrapSandbox:
+    """Confinement through bubblewrap (user, PID, IPC, UTS and network namespaces)."""
+
+    executable: str
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"bwrap (network {'on' if self.network else 'off'}{_granted(self.writable)})"
+
+    def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
+        args = [self.executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--bind", str(scope.tmp), "/tmp"]
+        for path in (scope.root, scope.home, *self.writable):
+            args += ["--bind", str(path), str(path)]
+        for name in PROTECTED:
+            protected = scope.root / name
+            if protected.exists() and not protected.is_symlink():
+                args += ["--ro-bind", str(protected), str(protected)]
+        args += ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(scope.cwd)]
+        if self.network:
+            args.append("--share-net")
+        return (*args, "--", *argv)
+
+
+@dataclass(frozen=True, slots=True)
+class LandlockSandbox:
+    """Confinement through Landlock, applied by a launcher in the child before ``exec``."""
+
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"landlock (network {'on' if self.network else 'off'}{_granted(self.writable)})"
+
+    def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
+        args = [sys.executable, "-I", "-S", _LAUNCHER, "--root", str(scope.root), "--write", str(scope.home)]
+        args += ["--tmpdir", str(scope.tmp)]
+        for path in self.writable:
+            args += ["--write", str(path)]
+        if self.network:
+            args.append("--network")
+        return (*args, "--", *argv)
+
+
+@dataclass(frozen=True, slots=True)
+class Unconfined:
+    """No sandbox. ``asks_each_command``: chosen by ``auto`` because none is available, so every
+    command needs a person's approval; otherwise the person turned the sandbox off."""
+
+    asks_each_command: bool
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return f"none ({self.reason})"
+
+    def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
+        return argv
+
+
+Sandbox = BwrapSandbox | LandlockSandbox | Unconfined
+
+
+def select_sandbox(mode: str, *, network: bool = False, writable: Sequence[Path] = ()) -> Sandbox:
+    """The profile for ``mode``; ``required`` without a working backend raises ``ConfigError``."""
+    if mode not in SANDBOX_MODES:
+        raise ConfigError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
+    granted = tuple(_granted_path(path) for path in writable)
+    if mode == "off":
+        return Unconfined(False, "--sandbox off: commands run unconfined")
+    bwrap = bwrap_executable()
+    if bwrap is not None:
+        return BwrapSandbox(bwrap, network, granted)
+    if landlock_available():
+        return LandlockSandbox(network, granted)
+    if mode == "required":
+        fix = "install bubblewrap (apt-get install bubblewrap)"
+        raise ConfigError(f"--sandbox required, but {missing_backends()}; {fix}")
+    return Unconfined(True, f"{missing_backends()}: every command asks for approval")
+
+
+def asks_each_command(sandbox: object) -> bool:
+    """Whether commands under ``sandbox`` must be approved by a person whatever the policy."""
+    return isinstance(sandbox, Unconfined) and sandbox.asks_each_command
+
+
+def sandbox_notice(sandbox: object) -> str | None:
+    """The one line to tell a person once when commands will not be confined."""
+    if isinstance(sandbox, Unconfined):
+        return f"sandbox: {sandbox.reason}"
+    return None
+
+
+def missing_backends() -> str:
+    """Why no backend is available, in words."""
+    allowed = _allowed_backends()
+    bwrap = "bubblewrap is not allowed" if "bwrap" not in allowed else "bubblewrap (bwrap) is missing or fails"
+    landlock = "Landlock is not allowed" if "landlock" not in allowed else "Landlock ABI >= 3 is unavailable"
+    return f"no sandbox is available ({bwrap}; {landlock})"
+
+
+def bwrap_executable() -> str | None:
+    """The ``bwrap`` on PATH when allowed and it can create its namespaces here."""
+    if "bwrap" not in _allowed_backends():
+        return None
+    found = shutil.which("bwrap")
+    return found if found is not None and _bwrap_works(found) else None
+
+
+def landlock_available() -> bool:
+    return "landlock" in _allowed_backends() and landlock_exec.abi_version() >= landlock_exec.MIN_ABI
+
+
+@functools.cache
+def _bwrap_works(executable: str) -> bool:
+    probe = [executable, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "/bin/true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _allowed_backends() -> frozenset[str]:
+    raw = os.environ.get(BACKENDS_ENV)
+    if raw is None:
+        return frozenset(DEFAULT_BACKENDS)
+    return frozenset(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _granted_path(path: Path) -> Path:
+    resolved = Path(path).expanduser().resolve()
+    if not resolved.is_dir():
+        raise ConfigError(f"writable path {str(path)!r} is not an existing folder; create it or drop --writable")
+    return resolved
+
+
+def _granted(writable: tuple[Path, ...]) -> str:
+    return f"; also writable: {', '.join(map(str, writable))}" if writable else ""
