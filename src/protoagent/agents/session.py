@@ -18,7 +18,7 @@ from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.tools import process_tool_available
-from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Policy
+from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Policy, rules_from_events
 from protoagent.tools.base import AnyTool
 from protoagent.tools.pipeline import Guard, ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
@@ -56,6 +56,12 @@ class SessionSpec:
     """Subscriber that sees every event from ``session.created`` on (interfaces render with it)."""
     artifacts_root: Path | None = None
     """Folder for per-session artifacts (command journals); a temp folder when unset."""
+    mode: str = "coding"
+    """The application mode (``work`` or ``coding``), persisted at creation."""
+    lead: str | None = None
+    """The lead agent of the session, persisted at creation."""
+    resume_id: str | None = None
+    """Continue this recorded session (its log is opened, not created)."""
 
 
 class AgentSession:
@@ -86,8 +92,12 @@ class AgentSession:
             registry.shutdown()
 
     def offered_tools(self, names: Sequence[str]) -> tuple[str, ...]:
-        """The role's tools, plus ``process`` once a ``shell`` call left a process running."""
+        """The role's tools, tools activated by loaded skills, plus ``process`` once a ``shell``
+        call left a process running."""
         registry = self.spec.services.get("processes")
+        skill_tools = self.spec.services.get("skill_tools") or ()
+        # Tools an activated skill declared as dependencies join the offer (validated on activation).
+        names = (*names, *(t for t in sorted(skill_tools) if t not in names and t in self.registry))
         if "shell" in names and "process" in self.registry and isinstance(registry, ProcessRegistry):
             if process_tool_available(registry) and "process" not in names:
                 return (*names, "process")
@@ -117,7 +127,8 @@ class AgentSession:
         approvals = ApprovalService(spec.approval, spec.answerer)
         if spec.parent_session_id is not None:
             approvals = approvals.for_child()
-        log = SessionLog(spec.store, new_session_id())
+        resumed = spec.resume_id
+        log = SessionLog.open(spec.store, resumed) if resumed else SessionLog(spec.store, new_session_id())
         if spec.on_event is not None:
             log.subscribe(spec.on_event)
         artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"
@@ -125,9 +136,15 @@ class AgentSession:
         spec.services.setdefault("processes", ProcessRegistry())
         env = ToolEnvironment(root, artifacts, spec.services, preset.profile)
         pipeline = ToolPipeline(registry, approvals, log, env, guards=spec.guards)
+        if spec.resume_id is not None:
+            approvals.restore_rules(rules_from_events(log.events))  # "for this session" outlives a run
+            log.append("session.resumed", {"preset": preset.name, "model": spec.model, "title": spec.title})
+            return cls(spec, preset, provider, registry, log, pipeline, HookPipeline())
         log.append(
             "session.created",
             {
+                "mode": spec.mode,
+                "lead": spec.lead,
                 "preset": preset.name,
                 "model": spec.model,
                 "root": str(root),

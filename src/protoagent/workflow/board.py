@@ -13,10 +13,10 @@ PLAN_CORRECTIONS_PER_INFERENCE = 2
 class TaskBoard:
     """Holds the current TaskRecord; every change is appended as a ``task.updated`` event."""
 
-    def __init__(self, log: SessionLog, record: TaskRecord) -> None:
+    def __init__(self, log: SessionLog, record: TaskRecord, reason: str = "created") -> None:
         self.log = log
         self._record = record
-        record_task(log, record, "created")
+        record_task(log, record, reason)
 
     @property
     def record(self) -> TaskRecord:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from protoagent.agents.compile import EffectiveAgent
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
+from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.types import Event
@@ -81,7 +83,10 @@ class WorkerRunner:
         profile: Profile,
         mode: ActionMode,
         max_windows: int = DEFAULT_WINDOWS,
+        members: Sequence[EffectiveAgent] = (),
     ) -> None:
+        self.members = {m.name: m for m in members}
+        """The lead's team, compiled from the member definitions."""
         self.session = session
         self.board = board
         self.budget = budget
@@ -101,7 +106,7 @@ class WorkerRunner:
         log = self.session.log
         log.append("worker.started", {"role": "coder", "task": task}, agent="coder")
         self.board.new_inference()
-        loop = AgentLoop(self.session, agent="coder", role=roles.coder(self.profile, self.mode), budget=self.budget)
+        loop = AgentLoop(self.session, agent="coder", role=self._role("coder", roles.coder), budget=self.budget)
         loop.start_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
         outcome = await self._windows(loop)
         loop.end_turn(
@@ -165,9 +170,27 @@ class WorkerRunner:
     async def run_tester(self, task: str) -> str:
         log = self.session.log
         log.append("worker.started", {"role": "tester", "task": task}, agent="tester")
-        loop = AgentLoop(self.session, agent="tester", role=roles.tester(self.profile, self.mode), budget=self.budget)
+        loop = AgentLoop(self.session, agent="tester", role=self._role("tester", roles.tester), budget=self.budget)
         outcome = await loop.run_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
+        return outcome.text
+
+    def _role(self, name: str, builtin: Callable[[Profile, ActionMode], Preset]) -> Preset:
+        """The built-in worker role with the prompt and tools its compiled config gives."""
+        preset = builtin(self.profile, self.mode)
+        member = self.members.get(name)
+        return replace(preset, system_prompt=member.prompt, tools=member.tools) if member is not None else preset
+
+    async def run_member(self, member: EffectiveAgent, task: str) -> str:
+        """One generated delegate: the member's compiled prompt and tools, in this session."""
+        log = self.session.log
+        log.append("worker.started", {"role": member.name, "task": task}, agent=member.name)
+        role = Preset(
+            member.name, member.prompt, member.tools, max_steps=8, profile=self.profile, action_mode=self.mode
+        )
+        loop = AgentLoop(self.session, agent=member.name, role=role, budget=self.budget)
+        outcome = await loop.run_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
+        log.append("worker.ended", {"role": member.name, "status": outcome.status}, agent=member.name)
         return outcome.text
 
 

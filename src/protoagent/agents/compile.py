@@ -1,0 +1,125 @@
+"""``compile_agent_config``: the one merge of a definition with its code-owned profile.
+
+The runtime, the CLI and the SDK all call it, so what ``agents show`` prints is what a run uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protoagent.agents.catalog import AgentCatalog
+from protoagent.agents.definition import AgentDefinition, AgentRole, AgentSource, AppMode
+from protoagent.agents.profiles import (
+    ARCHITECT_PROMPT,
+    ARCHITECT_TIER,
+    ASSISTANT_PROMPT,
+    DEFAULT_LEADS,
+    INTERNAL_MEMBERS,
+    MEMBER_DEFAULT_TOOLS,
+    MEMBER_PROMPT,
+    WORK_TIER,
+    profile_for,
+)
+from protoagent.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveAgent:
+    """An agent's effective configuration: what the runtime composes it from."""
+
+    agent_id: str
+    name: str
+    mode: AppMode
+    role: AgentRole
+    lead: str | None
+    """The lead a member serves (resolved to the mode's default lead when the file names none)."""
+    description: str
+    model: str | None
+    tools: tuple[str, ...]
+    skills: tuple[str, ...]
+    mcp_servers: tuple[str, ...]
+    prompt: str
+    source: AgentSource
+    path: Path | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.agent_id,
+            "name": self.name,
+            "mode": self.mode,
+            "role": self.role,
+            "lead": self.lead,
+            "description": self.description,
+            "model": self.model,
+            "tools": list(self.tools),
+            "skills": list(self.skills),
+            "mcp_servers": list(self.mcp_servers),
+            "prompt": self.prompt,
+            "source": self.source,
+            "path": str(self.path) if self.path is not None else None,
+        }
+
+
+def _base(definition: AgentDefinition) -> tuple[str, tuple[str, ...]]:
+    """The code-owned prompt and tier tools for this agent."""
+    profile = profile_for(definition.mode, definition.name)
+    if profile is not None:
+        return profile.prompt, profile.tools
+    if definition.role == "member":
+        return MEMBER_PROMPT, MEMBER_DEFAULT_TOOLS
+    if definition.mode == "work":
+        return ASSISTANT_PROMPT, WORK_TIER
+    return ARCHITECT_PROMPT, ARCHITECT_TIER
+
+
+def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:
+    """Profile → user tools, skills, MCP servers and prompt → ``tools_opt_out`` on tier tools → dedupe."""
+    prompt, tier = _base(definition)
+    user_file = definition.source != "builtin"
+    if user_file and definition.prompt:
+        prompt = f"{prompt}\n\n{definition.prompt}" if prompt else definition.prompt
+    kept_tier = tuple(t for t in tier if t not in definition.tools_opt_out)
+    extra = definition.tools if user_file else ()
+    lead = None if definition.role == "lead" else (definition.lead or DEFAULT_LEADS[definition.mode])
+    return EffectiveAgent(
+        agent_id=definition.agent_id,
+        name=definition.name,
+        mode=definition.mode,
+        role=definition.role,
+        lead=lead,
+        description=definition.description,
+        model=definition.model,
+        tools=tuple(dict.fromkeys((*kept_tier, *extra))),
+        skills=tuple(dict.fromkeys(definition.skills)),
+        mcp_servers=tuple(dict.fromkeys(definition.mcp_servers)),
+        prompt=prompt,
+        source=definition.source,
+        path=definition.path,
+    )
+
+
+def select_lead(catalog: AgentCatalog, mode: AppMode, name: str | None) -> EffectiveAgent:
+    """The lead of a run: ``name`` (a ``role: lead`` agent of ``mode``) or the mode's default."""
+    definition = catalog.find(name or DEFAULT_LEADS[mode], mode)
+    if definition.role != "lead":
+        leads = ", ".join(d.name for d in catalog.in_mode(mode) if d.role == "lead")
+        raise ConfigError(f"agent {definition.agent_id!r} is a member, not a lead; choose one of: {leads}")
+    return compile_agent_config(definition)
+
+
+def team_of(
+    catalog: AgentCatalog, lead: EffectiveAgent, disabled: frozenset[str] = frozenset()
+) -> tuple[EffectiveAgent, ...]:
+    """The members ``lead`` may delegate to: bound to it by name (or by default), enabled, not internal."""
+    members = []
+    for definition in catalog.in_mode(lead.mode):
+        if definition.role != "member" or definition.agent_id in disabled or definition.name in disabled:
+            continue
+        if definition.source == "builtin" and definition.name in INTERNAL_MEMBERS and lead.mode == "coding":
+            continue
+        effective = compile_agent_config(definition)
+        if effective.lead == lead.name:
+            members.append(effective)
+    return tuple(members)

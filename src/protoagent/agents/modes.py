@@ -1,0 +1,76 @@
+"""Application modes and the persisted facts of a session: its mode, workspace and lead.
+
+After a session exists its persisted mode and workspace are authoritative; a resume that asks
+for another one is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from protoagent.agents.definition import APP_MODES, AppMode
+from protoagent.agents.profiles import DEFAULT_LEADS
+from protoagent.errors import ConfigError
+from protoagent.events.types import Event
+
+WORKSPACES = "workspaces"
+"""Folder under the data home holding Work sessions' workspaces."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """What ``session.created`` recorded about a top-level session."""
+
+    session_id: str
+    mode: AppMode
+    lead: str
+    root: Path
+
+    def to_json(self) -> dict[str, str]:
+        return {"session_id": self.session_id, "mode": self.mode, "lead": self.lead, "root": str(self.root)}
+
+
+def session_facts(session_id: str, events: Sequence[Event]) -> SessionFacts:
+    """The persisted mode, lead and workspace (sessions recorded before modes are Coding)."""
+    created = events[0].payload if events else {}
+    raw_mode = created.get("mode") or "coding"
+    mode = cast(AppMode, raw_mode if raw_mode in APP_MODES else "coding")
+    lead = str(created.get("lead") or DEFAULT_LEADS[mode])
+    return SessionFacts(session_id, mode, lead, Path(str(created.get("root", "."))))
+
+
+def check_resume(facts: SessionFacts, mode: AppMode | None, repo: Path | None, agent: str | None) -> None:
+    """Refuse a resume that would migrate the session (mode, workspace or lead)."""
+    sid = facts.session_id
+    if mode is not None and mode != facts.mode:
+        raise ConfigError(f"session {sid} is a {facts.mode} session and cannot change mode; drop --mode {mode}")
+    if repo is not None and Path(repo).expanduser().resolve() != facts.root.resolve():
+        raise ConfigError(
+            f"session {sid} works in {facts.root} and cannot move to {repo}; drop --repo or pass that folder"
+        )
+    if agent is not None and agent.removeprefix("coding/") != facts.lead:
+        raise ConfigError(f"session {sid} is led by {facts.lead!r}; drop --agent {agent} to continue it")
+
+
+def default_mode(repo_given: bool, cwd: Path) -> AppMode:
+    """Coding when a repository is named or the folder is in one (git or ``.protoagent``); else Work."""
+    if repo_given:
+        return "coding"
+    here = cwd.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists() or (folder / ".protoagent").is_dir():
+            return "coding"
+    return "work"
+
+
+def new_workspace(home: Path | None) -> Path:
+    """Create a fresh Work session workspace under the data home (application bootstrap only)."""
+    if home is None:
+        raise ConfigError("Work mode needs a data home for its session workspace; set PROTOAGENT_HOME")
+    folder = Path(home) / WORKSPACES / ("w_" + uuid.uuid4().hex[:12])
+    folder.mkdir(parents=True, exist_ok=False)
+    return folder.resolve()

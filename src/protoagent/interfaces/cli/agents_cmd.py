@@ -1,0 +1,156 @@
+"""``protoagent agents``: list, show, validate, enable and disable agents (read routes are pure)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+EXIT_USAGE = 2
+SWITCHES = {"on": "enable", "off": "disable"}
+
+
+class ModeChoice(StrEnum):
+    work = "work"
+    coding = "coding"
+
+
+class AgentsGroup(TyperGroup):
+    """Keeps the older ``agents NAME on|off`` form working as ``agents enable|disable NAME``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors its own click Context
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            if len(args) >= 2 and args[1] in SWITCHES:
+                args = [SWITCHES[args[1]], args[0], *args[2:]]
+            elif len(args) == 1:
+                _fail(f"say on or off, e.g. 'protoagent agents {args[0]} off'", False)
+        return super().parse_args(ctx, args)
+
+
+agents_app = typer.Typer(
+    cls=AgentsGroup,
+    help="List, show and validate agents (Markdown files), and turn them on or off.",
+    rich_markup_mode=None,
+    invoke_without_command=True,
+)
+
+ModeOption = Annotated[ModeChoice | None, typer.Option("--mode", help="Only this mode: work or coding.")]
+RepoOption = Annotated[Path | None, typer.Option("--repo", help="Repository whose .protoagent/agents to read.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _fail(message: str, as_json: bool) -> NoReturn:
+    if as_json:
+        typer.echo(json.dumps({"status": "error", "error": message}))
+    else:
+        typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _repo(repo: Path | None) -> Path:
+    return (repo or Path(".")).expanduser().resolve()
+
+
+@agents_app.callback()
+def agents(ctx: typer.Context) -> None:
+    """With no command: show whether the optional agents (tester, scout, mcp) are on."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from protoagent.api import data_home
+    from protoagent.settings import OPTIONAL_AGENTS, agent_enabled
+
+    for name in OPTIONAL_AGENTS:
+        typer.echo(f"{name}: {'on' if agent_enabled(data_home(), name) else 'off'}")
+
+
+@agents_app.command("list")
+def agents_list(mode: ModeOption = None, repo: RepoOption = None, as_json: JsonOption = False) -> None:
+    """List agents: built-in, user ($PROTOAGENT_HOME/agents) and project (.protoagent/agents)."""
+    from protoagent.api import data_home, list_agents
+    from protoagent.errors import ConfigError
+
+    try:
+        rows = list_agents(mode.value if mode else None, _repo(repo), data_home())
+    except ConfigError as exc:
+        _fail(str(exc), as_json)
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    for row in rows:
+        lead = f" (lead: {row['lead']})" if row["lead"] else ""
+        state = "" if row["enabled"] else " [off]"
+        typer.echo(f"{row['id']:<22} {row['role']:<6} {row['source']:<7} {row['description']}{lead}{state}")
+
+
+@agents_app.command("show")
+def agents_show(
+    name: Annotated[str, typer.Argument(help="Agent name or id (coding/NAME).")],
+    mode: ModeOption = None,
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show an agent's compiled effective config: tools, skills, MCP servers, model, prompt."""
+    from protoagent.api import data_home, show_agent
+    from protoagent.errors import ConfigError
+
+    try:
+        effective = show_agent(name, mode.value if mode else None, _repo(repo), data_home())
+    except ConfigError as exc:
+        _fail(str(exc), as_json)
+    data = effective.to_json()
+    if as_json:
+        typer.echo(json.dumps(data))
+        return
+    for key in ("id", "mode", "role", "lead", "source", "path", "model", "description"):
+        typer.echo(f"{key}: {data[key] if data[key] is not None else '-'}")
+    for key in ("tools", "skills", "mcp_servers"):
+        typer.echo(f"{key}: {', '.join(data[key]) or '-'}")
+    typer.echo("prompt:\n" + str(data["prompt"]))
+
+
+@agents_app.command("validate")
+def agents_validate(repo: RepoOption = None, as_json: JsonOption = False) -> None:
+    """Check every agent file; exit 2 listing 'file: problem' for each invalid one."""
+    from protoagent.api import data_home, validate_agents
+
+    problems = validate_agents(_repo(repo), data_home())
+    if as_json:
+        out: dict[str, Any] = {
+            "valid": not problems,
+            "problems": [{"file": str(p.path), "problem": str(p)} for p in problems],
+        }
+        typer.echo(json.dumps(out))
+    else:
+        for problem in problems:
+            typer.echo(str(problem), err=True)
+        if not problems:
+            typer.echo("every agent file is valid")
+    if problems:
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _switch(name: str, enabled: bool, repo: Path | None) -> None:
+    from protoagent.api import data_home, set_agent_enabled
+    from protoagent.errors import ConfigError
+
+    try:
+        set_agent_enabled(data_home(), name, enabled, _repo(repo))
+    except ConfigError as exc:
+        _fail(str(exc), False)
+    typer.echo(f"{name}: {'on' if enabled else 'off'}")
+
+
+@agents_app.command("enable")
+def agents_enable(name: Annotated[str, typer.Argument(help="Agent name or id.")], repo: RepoOption = None) -> None:
+    """Turn an agent on (the older form 'agents NAME on' still works)."""
+    _switch(name, True, repo)
+
+
+@agents_app.command("disable")
+def agents_disable(name: Annotated[str, typer.Argument(help="Agent name or id.")], repo: RepoOption = None) -> None:
+    """Turn an agent off: a disabled member is not offered to its lead."""
+    _switch(name, False, repo)
