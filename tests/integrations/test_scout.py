@@ -219,4 +219,7 @@ def test_integration_tools_are_off_unless_enabled() -> None:
         "list_mcp_tools",
         "mcp_tool_schema",
         "call_mcp_tool",
+        "read_mcp_output",
+        "mcp_resources",
+        "mcp_prompts",
     ]

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from protoagent.integrations.mcp_tools import MCP_TOOLS
+from protoagent.integrations.mcp_prompts import MCP_RESOURCE_TOOLS
+from protoagent.integrations.mcp_tools import GENERAL_MCP_TOOLS
 from protoagent.integrations.scout import SCOUT_TOOLS
 from protoagent.tools.base import Tool
 
 __all__ = ["MCP_TOOLS", "SCOUT_TOOLS", "integration_tools"]
+MCP_TOOLS: tuple[type[Tool[Any]], ...] = (*GENERAL_MCP_TOOLS, *MCP_RESOURCE_TOOLS)
 
 
 def integration_tools(scout: bool = False, mcp: bool = False) -> tuple[type[Tool[Any]], ...]:

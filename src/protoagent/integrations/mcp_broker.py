@@ -1,30 +1,31 @@
-"""``MCPBroker``: talks to configured stdio MCP servers with the official ``mcp`` SDK.
+"""``MCPBroker``: the MCP servers of one run, each started once, on first use, with the SDK.
 
-Every operation opens a fresh session: the SDK starts the server process, the operation runs
-under one timeout, and leaving the session closes stdin, then terminates and reaps the
-server's whole process group, so no server outlives the call. Tool listings are remembered
-for the broker's lifetime (one session) so arguments can be checked against the server's
-declared input schema before any approval. The SDK is imported only when a server is used.
+A server starts lazily when a tool first needs it and keeps its session (and its state) for
+the rest of the run; ``aclose`` stops every server and belongs on the run's cleanup path, so it
+happens however the run ends. A server that crashed is started again on its next use. Tool
+listings are remembered so arguments can be checked against the server's declared input
+schema before any approval. The SDK is imported only when a server is used.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import tempfile
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from protoagent.errors import ConfigError, ToolRejected
-from protoagent.integrations.mcp_config import WORKSPACE_MCP_FILE, MCPServerSpec, load_mcp_servers
+from protoagent.errors import ToolRejected
+from protoagent.integrations.mcp_config import WORKSPACE_MCP_FILE, MCPConfig, MCPServerSpec, load_mcp_config
+from protoagent.integrations.mcp_session import Action, MCPConnection, MCPFailure
+from protoagent.integrations.mcp_trust import TrustStore
 
 if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import CallToolResult
 
-T = TypeVar("T")
-DEFAULT_TIMEOUT_S = 60.0
+__all__ = ["MAX_LIST_PAGES", "MCPBroker", "MCPFailure", "MCPToolInfo", "render_result"]
 MAX_LIST_PAGES = 20
 
 
@@ -35,6 +36,8 @@ class MCPToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    read_only: bool = False
+    """The server's ``readOnlyHint``: a claim, used only to leave a call out of the effects list."""
 
     @property
     def summary(self) -> str:
@@ -43,25 +46,40 @@ class MCPToolInfo:
         return lines[0].strip() if lines else ""
 
 
-class MCPFailure(Exception):
-    """A server could not be started or failed mid-session: reported as an error output."""
-
-
 class MCPBroker:
-    """The MCP servers of one session and the tool listings already fetched from them."""
+    """The MCP servers of one run, their live sessions and the tool listings fetched from them."""
 
     def __init__(
-        self, servers: Mapping[str, MCPServerSpec], root: Path, *, timeout_s: float = DEFAULT_TIMEOUT_S
+        self,
+        servers: Mapping[str, MCPServerSpec],
+        root: Path,
+        *,
+        timeout_s: float | None = None,
+        trust: TrustStore | None = None,
+        diagnostics: tuple[str, ...] = (),
     ) -> None:
-        self.servers = dict(servers)
+        self.servers = {n: s for n, s in servers.items() if not s.disabled}
+        if timeout_s is not None:
+            self.servers = {n: replace(s, timeout_s=timeout_s) for n, s in self.servers.items()}
         self.root = root
-        self.timeout_s = timeout_s
+        self.trust = trust or TrustStore(None)
+        self.diagnostics = diagnostics
         self._listings: dict[str, tuple[MCPToolInfo, ...]] = {}
+        self._connections: dict[str, MCPConnection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._outputs: dict[str, str] = {}
+        self._starts: dict[str, int] = {}
 
     @classmethod
-    def from_files(cls, root: Path, home: Path | None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> MCPBroker:
-        """Read ``<home>/mcp.json`` and ``<root>/.protoagent/mcp.json``; a malformed file raises ``ConfigError``."""
-        return cls(load_mcp_servers(root, home), root, timeout_s=timeout_s)
+    def from_files(cls, root: Path, home: Path | None, *, timeout_s: float | None = None) -> MCPBroker:
+        """Read the person's and the repository's MCP files; problems become ``diagnostics``."""
+        config: MCPConfig = load_mcp_config(root, home)
+        return cls(config.servers, root, timeout_s=timeout_s, trust=TrustStore(home), diagnostics=config.diagnostics)
+
+    @property
+    def starts(self) -> dict[str, int]:
+        """How many times each server was started in this run."""
+        return dict(self._starts)
 
     def server(self, name: str) -> MCPServerSpec:
         spec = self.servers.get(name)
@@ -69,8 +87,8 @@ class MCPBroker:
             return spec
         if not self.servers:
             raise ToolRejected(
-                f"no MCP servers are configured; a person can declare them in {WORKSPACE_MCP_FILE} "
-                'or in mcp.json in the data home as {"servers": {"name": {"command": [...]}}}',
+                f"no MCP servers are configured; a person can declare them in .mcp.json, {WORKSPACE_MCP_FILE} "
+                'or mcp.json in the data home as {"mcpServers": {"name": {"command": "...", "args": [...]}}}',
                 kind="unknown_mcp_server",
                 details={"available_servers": []},
             )
@@ -81,14 +99,32 @@ class MCPBroker:
             details={"available_servers": names},
         )
 
+    def server_trusted(self, name: str) -> bool:
+        """Whether the server may start without asking: the person's own, or trusted earlier."""
+        return self.trust.trusted(self.root, self.server(name))
+
+    def remember_trust(self, name: str) -> None:
+        self.trust.trust(self.root, self.server(name))
+
+    def running(self, name: str) -> bool:
+        connection = self._connections.get(name)
+        return connection is not None and connection.alive
+
     def cached_tools(self, server: str) -> tuple[MCPToolInfo, ...] | None:
         return self._listings.get(server)
 
     def find_tool(self, server: str, tool: str, tools: tuple[MCPToolInfo, ...]) -> MCPToolInfo:
+        spec = self.server(server)
         for info in tools:
             if info.name == tool:
+                if not spec.tool_allowed(tool):
+                    raise ToolRejected(
+                        f"MCP tool {tool!r} of server {server!r} is turned off in {spec.source} (allow/deny)",
+                        kind="mcp_tool_not_allowed",
+                        details={"server": server, "tool": tool},
+                    )
                 return info
-        names = [info.name for info in tools]
+        names = [info.name for info in tools if spec.tool_allowed(info.name)]
         raise ToolRejected(
             f"MCP server {server!r} has no tool {tool!r}; its tools are: {', '.join(names) or '(none)'}",
             kind="unknown_mcp_tool",
@@ -96,7 +132,7 @@ class MCPBroker:
         )
 
     async def list_tools(self, server: str) -> tuple[MCPToolInfo, ...]:
-        """Start the server, list its tools, remember the listing."""
+        """List the server's tools (starting it if needed) and remember the listing."""
 
         async def action(session: ClientSession) -> tuple[MCPToolInfo, ...]:
             from mcp.types import PaginatedRequestParams
@@ -106,13 +142,13 @@ class MCPBroker:
             for _ in range(MAX_LIST_PAGES):
                 params = PaginatedRequestParams(cursor=cursor) if cursor else None
                 page = await session.list_tools(params=params)
-                found += [MCPToolInfo(t.name, t.description or "", dict(t.input_schema)) for t in page.tools]
+                found += [_info(t) for t in page.tools]
                 cursor = page.next_cursor
                 if not cursor:
                     break
             return tuple(found)
 
-        tools = await self._run(self.server(server), action)
+        tools: tuple[MCPToolInfo, ...] = await self.run(server, action)
         self._listings[server] = tools
         return tools
 
@@ -120,51 +156,53 @@ class MCPBroker:
         async def action(session: ClientSession) -> CallToolResult:
             return await session.call_tool(tool, arguments)
 
-        return await self._run(self.server(server), action)
+        result: CallToolResult = await self.run(server, action)
+        return result
 
-    async def _run(self, spec: MCPServerSpec, action: Callable[[ClientSession], Awaitable[T]]) -> T:
+    async def run(self, server: str, action: Action) -> Any:
+        """Run ``action`` on the server's session, starting the server first if it is not running."""
+        connection = await self._connection(self.server(server))
+        return await connection.call(action)
+
+    async def _connection(self, spec: MCPServerSpec) -> MCPConnection:
+        lock = self._locks.setdefault(spec.name, asyncio.Lock())
+        async with lock:
+            connection = self._connections.get(spec.name)
+            if connection is None:
+                connection = self._connections[spec.name] = MCPConnection(spec, self.root)
+            if not connection.alive:
+                self._starts[spec.name] = self._starts.get(spec.name, 0) + 1
+                await connection.start()
+            return connection
+
+    def keep_output(self, call_id: str, text: str, artifacts_dir: Path | None) -> str | None:
+        """Keep a long result for paging; written to the artifacts folder when there is one."""
+        self._outputs[call_id] = text
+        if artifacts_dir is None:
+            return None
+        path = artifacts_dir / "mcp" / f"{call_id}.txt"
         try:
-            import anyio
-            from mcp import ClientSession, StdioServerParameters, stdio_client
-        except ImportError:
-            raise ConfigError("MCP servers need the mcp SDK: install protoagent[mcp]") from None
-        params = StdioServerParameters(
-            command=spec.command[0], args=list(spec.command[1:]), env=spec.env or None, cwd=self.root
-        )
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
-            try:
-                with anyio.fail_after(self.timeout_s):
-                    async with stdio_client(params, errlog=errlog) as (read, write):
-                        async with ClientSession(read, write) as session:
-                            await session.initialize()
-                            return await action(session)
-            except Exception as exc:
-                leaf = _leaf(exc)
-                if isinstance(leaf, ToolRejected):
-                    raise leaf from None
-                raise MCPFailure(f"{spec.describe()} failed: {_explain(leaf, self.timeout_s)}{_tail(errlog)}") from None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            return None
+        return str(path)
+
+    def kept_output(self, call_id: str) -> str | None:
+        return self._outputs.get(call_id)
+
+    async def aclose(self) -> None:
+        """Stop every server this run started; safe to call more than once."""
+        await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)
+        for connection in self._connections.values():
+            connection.release()
+        self._connections.clear()
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    """The one real error inside the task groups' nested exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _explain(exc: BaseException, timeout_s: float) -> str:
-    if isinstance(exc, TimeoutError):
-        return f"no answer within {timeout_s:g} s"
-    if isinstance(exc, FileNotFoundError):
-        return f"the command was not found ({exc}); check the server's command"
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _tail(errlog: IO[str], limit: int = 600) -> str:
-    errlog.flush()
-    errlog.seek(0)
-    text = errlog.read().strip()
-    return f"\nserver stderr (last {limit} characters):\n{text[-limit:]}" if text else ""
+def _info(tool: Any) -> MCPToolInfo:
+    annotations = getattr(tool, "annotations", None)
+    read_only = bool(getattr(annotations, "read_only_hint", False)) if annotations is not None else False
+    return MCPToolInfo(tool.name, tool.description or "", dict(tool.input_schema), read_only)
 
 
 def render_result(result: CallToolResult) -> str:

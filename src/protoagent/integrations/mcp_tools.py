@@ -1,30 +1,37 @@
-"""The MCP broker's tools: ``list_mcp_tools``, ``mcp_tool_schema`` and ``call_mcp_tool``.
+"""The MCP broker's general tools: ``list_mcp_tools``, ``mcp_tool_schema``, ``call_mcp_tool``
+and ``read_mcp_output``.
 
-The session wiring puts an ``MCPBroker`` into ``ToolContext.services["mcp_broker"]``.
-Calling a server tool is an ``execute`` effect (native approval; the preview names the
-server's command, the tool and the arguments) and its arguments are checked against the
-server-declared input schema first, so the schema must be known: listed earlier in the
-session. Starting a server to list its tools is a ``read`` for the person's own servers
-(data home) and an ``execute`` needing approval for servers the repository declares.
-Everything a server returns is marked as untrusted external evidence.
+The run wiring puts an ``MCPBroker`` into ``ToolContext.services["mcp_broker"]``. Starting
+the person's own server (or a repository server the person trusted) to list its tools is a
+``read``; starting an untrusted repository server is an ``execute`` outside the workspace, so
+it is asked for even under ``--approval auto``, and approving it trusts the server. Calls are
+described in ``mcp_calls``. Everything a server returns is marked as untrusted evidence.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.integrations.evidence import clip, evidence_header
-from protoagent.integrations.mcp_arguments import check_arguments
-from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure, MCPToolInfo, render_result
-from protoagent.tools.base import Effect, Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
+from protoagent.integrations.mcp_calls import (
+    CallPlan,
+    execute_call,
+    failure_output,
+    listed_tools,
+    plan_of,
+    prepare_call,
+    start_step,
+)
+from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 BROKER_SERVICE = "mcp_broker"
-MAX_RESULT_CHARS = 8000
+MAX_SCHEMA_CHARS = 8000
+PAGE_CHARS = 24_000
 
 
 class ListMcpToolsInput(BaseModel):
@@ -59,11 +66,11 @@ class CallMcpToolInput(BaseModel):
         return value
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    server: str
-    tool: str = ""
-    arguments: dict[str, Any] | None = None
+class ReadMcpOutputInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    call_id: str = Field(description="The call whose long result was cut.")
+    offset: int = Field(default=0, ge=0, description="Character offset to read from.")
 
 
 def broker_of(ctx: ToolContext) -> MCPBroker:
@@ -76,27 +83,11 @@ def broker_of(ctx: ToolContext) -> MCPBroker:
     return broker
 
 
-def _plan_of(prepared: Prepared) -> _Plan:
-    if not isinstance(prepared.state, _Plan):
-        raise TypeError(f"prepared state is {type(prepared.state).__name__}, not _Plan")
-    return prepared.state
-
-
-def _listing_step(broker: MCPBroker, server: str, purpose: str) -> tuple[str, Effect]:
-    """Preview and effect of getting a server's tool list: remembered, or by starting it."""
-    spec = broker.server(server)
-    if broker.cached_tools(server) is not None:
-        return f"{purpose} of MCP server {server!r} (listed earlier in this session)", "read"
-    return f"start {spec.describe()}\nthen {purpose}", "read" if spec.trusted else "execute"
-
-
-async def _tools(broker: MCPBroker, server: str) -> tuple[MCPToolInfo, ...]:
-    cached = broker.cached_tools(server)
-    return cached if cached is not None else await broker.list_tools(server)
-
-
-def _failure(failure: MCPFailure, plan: _Plan) -> ToolOutput:
-    return ToolOutput(str(failure), status="error", data={"server": plan.server, "tool": plan.tool})
+def listing_prepared(broker: MCPBroker, server: str, purpose: str, tool: str = "") -> Prepared:
+    preview, effect, untrusted = start_step(broker, server, purpose)
+    plan = CallPlan(server, tool, None, True, untrusted)
+    external = f"starting repository MCP server {server!r}" if untrusted else ""
+    return Prepared(preview, effect, inside_workspace=not untrusted, state=plan, external=external)
 
 
 class ListMcpToolsTool(Tool[ListMcpToolsInput]):
@@ -106,18 +97,20 @@ class ListMcpToolsTool(Tool[ListMcpToolsInput]):
     metadata = ToolMetadata(effect="execute", observation="exact")
 
     def prepare(self, args: ListMcpToolsInput, ctx: ToolContext) -> Prepared:
-        preview, effect = _listing_step(broker_of(ctx), args.server, "list its tools")
-        return Prepared(preview, effect, state=_Plan(args.server))
+        return listing_prepared(broker_of(ctx), args.server, "list its tools")
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = _plan_of(prepared)
+        plan = plan_of(prepared)
+        broker = broker_of(ctx)
         try:
-            tools = await _tools(broker_of(ctx), plan.server)
+            tools = await listed_tools(broker, plan)
         except MCPFailure as failure:
-            return _failure(failure, plan)
-        lines = [evidence_header(f"MCP server {plan.server!r}"), f"{len(tools)} tools:"]
-        lines += [f"- {info.name}: {info.summary}" if info.summary else f"- {info.name}" for info in tools]
-        data = {"server": plan.server, "tools": [{"name": t.name, "description": t.summary} for t in tools]}
+            return failure_output(failure, plan)
+        spec = broker.server(plan.server)
+        shown = [t for t in tools if spec.tool_allowed(t.name)]
+        lines = [evidence_header(f"MCP server {plan.server!r}"), f"{len(shown)} tools:"]
+        lines += [f"- {info.name}: {info.summary}" if info.summary else f"- {info.name}" for info in shown]
+        data = {"server": plan.server, "tools": [{"name": t.name, "description": t.summary} for t in shown]}
         return ToolOutput("\n".join(lines), data=data)
 
 
@@ -132,18 +125,17 @@ class McpToolSchemaTool(Tool[McpToolSchemaInput]):
         cached = broker.cached_tools(args.server)
         if cached is not None:
             broker.find_tool(args.server, args.tool, cached)
-        preview, effect = _listing_step(broker, args.server, f"show the input schema of {args.tool!r}")
-        return Prepared(preview, effect, state=_Plan(args.server, args.tool))
+        return listing_prepared(broker, args.server, f"show the input schema of {args.tool!r}", args.tool)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = _plan_of(prepared)
+        plan = plan_of(prepared)
         broker = broker_of(ctx)
         try:
-            tools = await _tools(broker, plan.server)
+            tools = await listed_tools(broker, plan)
         except MCPFailure as failure:
-            return _failure(failure, plan)
+            return failure_output(failure, plan)
         info = broker.find_tool(plan.server, plan.tool, tools)
-        schema, clipped = clip(json.dumps(info.input_schema, indent=2), MAX_RESULT_CHARS)
+        schema, clipped = clip(json.dumps(info.input_schema, indent=2), MAX_SCHEMA_CHARS)
         header = evidence_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
         text = f"{header}\n{info.description.strip()}\ninput schema:\n{schema}" + ("\n[truncated]" if clipped else "")
         return ToolOutput(text, data={"server": plan.server, "tool": plan.tool, "input_schema": info.input_schema})
@@ -159,44 +151,41 @@ class CallMcpToolTool(Tool[CallMcpToolInput]):
     metadata = ToolMetadata(effect="execute")
 
     def prepare(self, args: CallMcpToolInput, ctx: ToolContext) -> Prepared:
-        broker = broker_of(ctx)
-        spec = broker.server(args.server)
-        tools = broker.cached_tools(args.server)
-        if tools is None:
-            raise ToolRejected(
-                f"the tools of MCP server {args.server!r} are not known yet: call "
-                f"mcp_tool_schema(server={args.server!r}, tool={args.tool!r}) first, so the arguments can be "
-                "checked against the server's schema before approval",
-                kind="schema_unknown",
-                details={"server": args.server, "tool": args.tool},
-            )
-        info = broker.find_tool(args.server, args.tool, tools)
-        check = check_arguments(info.input_schema, args.arguments)
-        if check.problems:
-            raise ToolRejected(
-                f"invalid arguments for MCP tool {args.tool!r}: {'; '.join(check.problems)}. "
-                "Fix the arguments and call it again.",
-                kind="invalid_arguments",
-                details={"errors": list(check.problems), "checker": check.checker, "input_schema": info.input_schema},
-            )
-        preview = (
-            f"call MCP tool {args.tool!r} on {spec.describe()}\n"
-            f"arguments: {json.dumps(args.arguments, sort_keys=True)}\n"
-            f"arguments checked against the server's schema ({check.checker})"
-        )
-        return Prepared(preview, "execute", state=_Plan(args.server, args.tool, args.arguments))
+        return prepare_call(broker_of(ctx), args.server, args.tool, args.arguments)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = _plan_of(prepared)
-        try:
-            result = await broker_of(ctx).call_tool(plan.server, plan.tool, plan.arguments or {})
-        except MCPFailure as failure:
-            return _failure(failure, plan)
-        text, clipped = clip(render_result(result), MAX_RESULT_CHARS)
-        header = evidence_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
-        body = f"{header}\n{text}" + (f"\n[truncated at {MAX_RESULT_CHARS} characters]" if clipped else "")
-        data = {"server": plan.server, "tool": plan.tool, "is_error": result.is_error, "truncated": clipped}
-        return ToolOutput(body, status="error" if result.is_error else "ok", data=data)
+        return await execute_call(broker_of(ctx), plan_of(prepared), ctx)
 
 
-MCP_TOOLS: tuple[type[Tool[Any]], ...] = (ListMcpToolsTool, McpToolSchemaTool, CallMcpToolTool)
+class ReadMcpOutputTool(Tool[ReadMcpOutputInput]):
+    name = "read_mcp_output"
+    description = "Read on in an MCP tool result that was cut at the server's max_output, from an offset."
+    input_model = ReadMcpOutputInput
+    metadata = ToolMetadata(effect="read", observation="exact")
+
+    def prepare(self, args: ReadMcpOutputInput, ctx: ToolContext) -> Prepared:
+        text = broker_of(ctx).kept_output(args.call_id)
+        if text is None:
+            raise ToolRejected(
+                f"no long MCP result is kept for call {args.call_id!r}; use the call_id a cut result names",
+                kind="unknown_output",
+                details={"call_id": args.call_id},
+            )
+        page = text[args.offset : args.offset + PAGE_CHARS]
+        end = args.offset + len(page)
+        more = f"\n[characters {args.offset}-{end} of {len(text)}; read on with offset={end}]"
+        more = more if end < len(text) else ""
+        header = evidence_header(f"MCP output of call {args.call_id!r}")
+        body = f"{header}\n{page}{more}"
+        return Prepared(f"read MCP output of call {args.call_id!r} from {args.offset}", "read", state=body)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(str(prepared.state))
+
+
+GENERAL_MCP_TOOLS: tuple[type[Tool[Any]], ...] = (
+    ListMcpToolsTool,
+    McpToolSchemaTool,
+    CallMcpToolTool,
+    ReadMcpOutputTool,
+)

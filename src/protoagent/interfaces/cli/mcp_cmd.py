@@ -1,0 +1,167 @@
+"""``protoagent mcp``: list the MCP servers a run would use, and add, remove, enable or disable one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from protoagent.api import data_home
+from protoagent.errors import ConfigError
+from protoagent.integrations.mcp_config import MCP_FILE
+
+EXIT_USAGE = 2
+mcp_app = typer.Typer(
+    help="List the MCP servers a run uses; add, remove, enable or disable one.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+RepoOption = Annotated[Path, typer.Option(help="Repository whose .mcp.json counts (and is written with --project).")]
+ProjectOption = Annotated[bool, typer.Option("--project", help="Write the repository's .mcp.json, not your own file.")]
+
+
+def _file(project: bool, repo: Path) -> Path:
+    return repo.resolve() / ".mcp.json" if project else data_home() / MCP_FILE
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+@mcp_app.command("list")
+def list_servers(
+    repo: RepoOption = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    connect: Annotated[bool, typer.Option(help="Start trusted servers to list their tools.")] = True,
+) -> None:
+    """Servers, the file that declares each, its status and its tools."""
+    from protoagent.integrations.mcp_status import server_statuses
+
+    report = asyncio.run(server_statuses(repo.resolve(), data_home(), connect=connect))
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    if not report["servers"]:
+        typer.echo(f"no MCP servers; add one with 'protoagent mcp add NAME -- COMMAND ARGS' ({data_home() / MCP_FILE})")
+    for row in report["servers"]:
+        typer.echo(
+            f"{row['name']}  {row['status']}  {row['transport']} {row['target']}  ({row['origin']}: {row['source']})"
+        )
+        if row.get("error"):
+            typer.echo(f"    {row['error']}")
+        if row["tools"]:
+            typer.echo(f"    tools: {', '.join(row['tools'])}")
+    for line in report["diagnostics"]:
+        typer.echo(f"warning: {line}", err=True)
+
+
+@mcp_app.command("add")
+def add(
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    command: Annotated[list[str] | None, typer.Argument(help="Program and arguments (after --).")] = None,
+    url: Annotated[str | None, typer.Option(help="URL of a remote (http or sse) server.")] = None,
+    transport: Annotated[str, typer.Option("--type", help="stdio, http or sse.")] = "",
+    env: Annotated[list[str] | None, typer.Option("--env", help="KEY=VALUE (repeatable; ${VAR} expands).")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", help="Name=Value (repeatable).")] = None,
+    trusted: Annotated[bool, typer.Option("--trusted", help="Let --approval auto call its tools.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace a server of the same name.")] = False,
+    project: ProjectOption = False,
+    repo: RepoOption = Path("."),
+) -> None:
+    """Declare a server: 'protoagent mcp add time -- uvx mcp-server-time' or '--url https://...'."""
+    try:
+        if trusted and project:
+            raise ConfigError("--trusted is for your own file only: a repository cannot trust its own servers")
+        entry = _entry(command or [], url, transport, env or [], header or [], trusted)
+        from protoagent.integrations.mcp_files import add_server
+
+        path = _file(project, repo)
+        add_server(path, name, entry, replace=replace)
+    except ConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"added MCP server {name!r} to {path}")
+
+
+def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, found, value = item.partition(sep)
+        if not found or not key.strip():
+            raise ConfigError(f"{what} {item!r}: write it as KEY{sep}VALUE")
+        pairs[key.strip()] = value.strip() if sep == ":" else value
+    return pairs
+
+
+def _entry(
+    command: list[str], url: str | None, transport: str, env: list[str], header: list[str], trusted: bool
+) -> dict[str, Any]:
+    if bool(command) == bool(url):
+        raise ConfigError(
+            "give either a command (after --) or --url, e.g. 'protoagent mcp add time -- mcp-server-time'"
+        )
+    entry: dict[str, Any] = {}
+    if url:
+        entry = {"type": transport or "http", "url": url}
+        if header:
+            entry["headers"] = _pairs(header, "=", "header")
+    else:
+        entry = {"command": command[0], "args": command[1:]}
+        if transport and transport != "stdio":
+            raise ConfigError(f"--type {transport} needs --url, not a command")
+    if env:
+        entry["env"] = _pairs(env, "=", "--env")
+    if trusted:
+        entry["trusted"] = True
+    return entry
+
+
+@mcp_app.command("remove")
+def remove(
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    project: ProjectOption = False,
+    repo: RepoOption = Path("."),
+) -> None:
+    """Remove a server from your file (or the repository's with --project)."""
+    from protoagent.integrations.mcp_files import remove_server
+
+    path = _file(project, repo)
+    try:
+        remove_server(path, name)
+    except ConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"removed MCP server {name!r} from {path}")
+
+
+def _switch(name: str, project: bool, repo: Path, disabled: bool) -> None:
+    from protoagent.integrations.mcp_files import set_disabled
+
+    path = _file(project, repo)
+    try:
+        set_disabled(path, name, disabled)
+    except ConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"{'disabled' if disabled else 'enabled'} MCP server {name!r} in {path}")
+
+
+@mcp_app.command("enable")
+def enable(
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    project: ProjectOption = False,
+    repo: RepoOption = Path("."),
+) -> None:
+    """Turn a server back on."""
+    _switch(name, project, repo, False)
+
+
+@mcp_app.command("disable")
+def disable(
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    project: ProjectOption = False,
+    repo: RepoOption = Path("."),
+) -> None:
+    """Turn a server off without removing it."""
+    _switch(name, project, repo, True)
