@@ -1,0 +1,1 @@
+"""The Agent Client Protocol server: editors drive ProtoAgent sessions over stdio."""

@@ -1,0 +1,234 @@
+"""``protoagent acp`` as an editor drives it: the package's client over stdio, the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from acp import text_block
+from acp.schema import FileEditToolCallContent
+
+from protoagent.api import open_store
+from protoagent.testing import final_turn, tool_turn, write_script
+
+from .support import BUGGY, FIXED, RecordingClient, acp_agent, date_repo, edit_script
+
+EXE = [sys.executable, "-m", "protoagent"]
+
+
+def _prompt(conn: object, session_id: str, text: str) -> object:
+    return conn.prompt(session_id=session_id, prompt=[text_block(text)])  # type: ignore[attr-defined]
+
+
+def test_prompt_edit_allowed_in_the_editor_applies_it_and_streams_tool_calls(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    client = RecordingClient(choice="allow-once")
+
+    async def scenario() -> str:
+        async with acp_agent(tmp_path / "home", edit_script(tmp_path / "s.jsonl"), client) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            response = await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 120)
+            return str(response.stop_reason)
+
+    assert asyncio.run(scenario()) == "end_turn"
+    assert (repo / "dates.py").read_text() == FIXED
+    asked = [(call, options) for call, options in client.permissions if call.kind == "edit"]
+    assert len(asked) == 1
+    tool_call, options = asked[0]
+    assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
+    diff = tool_call.content[0] if tool_call.content else None
+    assert isinstance(diff, FileEditToolCallContent) and diff.path == "dates.py"
+    assert "int(month), int(day)" in diff.new_text and "int(day), int(month)" in (diff.old_text or "")
+    started = [u for u in client.of("tool_call") if u.title.startswith("edit_file")]
+    assert started and started[0].kind == "edit"
+    ended = [u for u in client.of("tool_call_update") if u.tool_call_id == started[0].tool_call_id and u.status]
+    assert ended[-1].status == "completed"
+    assert any("Fixed parse_date" in u.content.text for u in client.of("agent_message_chunk"))
+    assert client.of("plan") and all(e.status == "completed" for e in client.of("plan")[-1].entries)
+
+
+def test_prompt_edit_rejected_in_the_editor_leaves_the_file_unchanged(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    client = RecordingClient(choice="reject")
+
+    async def scenario() -> str:
+        async with acp_agent(tmp_path / "home", edit_script(tmp_path / "s.jsonl"), client) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            response = await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 120)
+            return str(response.stop_reason)
+
+    assert asyncio.run(scenario()) == "end_turn"
+    assert (repo / "dates.py").read_text() == BUGGY
+    assert [call.kind for call, _ in client.permissions].count("edit") == 1
+    edit_ids = {u.tool_call_id for u in client.of("tool_call") if u.kind == "edit"}
+    failed = [u for u in client.of("tool_call_update") if u.tool_call_id in edit_ids and u.status == "failed"]
+    assert failed and "rejected in the editor" in failed[0].content[0].content.text
+
+
+def test_session_cancel_stops_the_run_and_its_processes(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    marker = repo / "started.txt"  # inside the workspace: the sandbox lets the command write there
+    token = f"slow-{tmp_path.name}"
+    slow = f"import time; open('started.txt', 'w').write({token!r}); time.sleep(60)"
+    script = write_script(
+        tmp_path / "s.jsonl", [tool_turn("execute_command", role="architect", argv=["python", "-c", slow])]
+    )
+    client = RecordingClient(choice="allow-once")
+
+    async def scenario() -> str:
+        async with acp_agent(tmp_path / "home", script, client) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            running = asyncio.create_task(_prompt(conn, session.session_id, "add a slow step"))
+            assert await asyncio.to_thread(_appears, marker), "the command never started"
+            assert await asyncio.to_thread(alive_with, token), "the command is not running"
+            await conn.cancel(session_id=session.session_id)
+            response = await asyncio.wait_for(running, 30)
+            return str(response.stop_reason)
+
+    started = time.monotonic()
+    assert asyncio.run(scenario()) == "cancelled"
+    assert time.monotonic() - started < 50
+    assert alive_with(token) == []
+
+
+def test_session_load_replays_a_recorded_session(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    home = tmp_path / "home"
+    script = edit_script(tmp_path / "s.jsonl")
+    env = {**os.environ, "PROTOAGENT_HOME": str(home)}
+    run = subprocess.run(
+        [*EXE, "run", "--model", f"scripted:{script}", "--repo", str(repo), "--approval", "auto", "--json", "fix"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    recorded = json.loads(run.stdout)["session_id"]
+    client = RecordingClient()
+
+    async def scenario() -> None:
+        async with acp_agent(home, script, client) as (conn, _):
+            await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=recorded), 60)
+
+    asyncio.run(scenario())
+    assert client.updates and {sid for sid, _ in client.updates} == {recorded}
+    assert client.of("user_message_chunk")[0].content.text == "fix"
+    assert any("Fixed parse_date" in u.content.text for u in client.of("agent_message_chunk"))
+    edits = [u for u in client.of("tool_call") if u.kind == "edit"]
+    assert edits and edits[0].locations[0].path == "dates.py"
+    diffs = [c for u in client.of("tool_call_update") for c in u.content or () if c.type == "diff"]
+    assert diffs and "int(month), int(day)" in diffs[0].new_text
+    assert client.permissions == []
+
+
+def test_session_load_of_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    client = RecordingClient()
+
+    async def scenario() -> str:
+        async with acp_agent(tmp_path / "home", edit_script(tmp_path / "s.jsonl"), client) as (conn, _):
+            try:
+                await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id="nope"), 60)
+            except Exception as exc:  # the client raises the agent's JSON-RPC error
+                return str(getattr(exc, "data", exc))
+            return "no error"
+
+    assert "nope" in asyncio.run(scenario())
+
+
+def _appears(path: Path) -> bool:
+    deadline = time.monotonic() + 60
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return path.exists()
+
+
+def alive_with(token: str) -> list[int]:
+    """Live (non-zombie) processes whose command line holds ``token``, seen from the host
+    (a sandboxed command has its own pid namespace, so its own pid would not do)."""
+    time.sleep(0.2)
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and token in (proc / "cmdline").read_text(errors="replace"):
+                if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_an_unknown_model_is_a_one_line_error_for_the_prompt(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    client = RecordingClient()
+    missing = tmp_path / "missing.jsonl"
+
+    async def scenario() -> str:
+        async with acp_agent(tmp_path / "home", missing, client) as (conn, process):
+            session = await conn.new_session(cwd=str(repo))
+            try:
+                await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 60)
+            except Exception as exc:  # the client raises the agent's JSON-RPC error
+                assert process.returncode is None, "the server must survive a bad prompt"
+                return str(getattr(exc, "data", exc))
+            return "no error"
+
+    message = asyncio.run(scenario())
+    assert "cannot read model script" in message and "Traceback" not in message
+
+
+def test_session_load_of_a_session_this_server_ran_replays_its_run(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    script = write_script(tmp_path / "s.jsonl", [final_turn("Hello from ProtoAgent.", role="architect")])
+    live = RecordingClient()
+
+    async def scenario() -> None:
+        async with acp_agent(tmp_path / "home", script, live) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            await asyncio.wait_for(_prompt(conn, session.session_id, "hello"), 60)
+            before = len(live.updates)
+            await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=session.session_id), 60)
+            replayed = live.updates[before:]
+            assert [u.content.text for _, u in replayed if u.session_update == "user_message_chunk"] == ["hello"]
+            assert any(
+                "Hello from ProtoAgent." in u.content.text
+                for _, u in replayed
+                if u.session_update == "agent_message_chunk"
+            )
+
+    asyncio.run(scenario())
+
+
+def test_prompts_continue_one_recorded_session_also_after_session_load(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    home = tmp_path / "home"
+    script = write_script(tmp_path / "s.jsonl", [final_turn("Noted.", role="architect")])
+
+    async def first_editor() -> str:
+        async with acp_agent(home, script, RecordingClient()) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            for text in ("hello", "hello again"):
+                await asyncio.wait_for(_prompt(conn, session.session_id, text), 60)
+        with open_store(home) as store:
+            [row] = store.list()
+            return row.session_id
+
+    recorded = asyncio.run(first_editor())
+
+    async def second_editor() -> None:
+        async with acp_agent(home, script, RecordingClient()) as (conn, _):
+            await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=recorded), 60)
+            await asyncio.wait_for(_prompt(conn, recorded, "one more"), 60)
+
+    asyncio.run(second_editor())
+    with open_store(home) as store:
+        assert len(store.list()) == 1
+        events = store.load(recorded)
+    said = [e.payload["text"] for e in events if e.type == "user.message" and e.agent == "architect"]
+    assert said == ["hello", "hello again", "one more"]

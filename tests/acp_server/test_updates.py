@@ -1,0 +1,68 @@
+"""The fold from session events to ACP updates, on real previews from the workspace tools."""
+
+from __future__ import annotations
+
+from protoagent.events.types import Event
+from protoagent.interfaces.acp.updates import UpdateTranslator, diff_content, tool_kind
+from protoagent.workspace.edits import whole_file_diff
+
+
+def _event(seq: int, type: str, payload: dict[str, object], agent: str = "architect") -> Event:
+    return Event(seq=seq, session_id="s_1", time=0.0, type=type, agent=agent, payload=payload)
+
+
+def test_diff_content_of_an_edit_has_old_and_new_text() -> None:
+    preview = whole_file_diff("a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
+    diff = diff_content("a.py", preview)
+    assert (diff.path, diff.old_text, diff.new_text) == ("a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
+
+
+def test_diff_content_of_a_new_file_has_no_old_text() -> None:
+    diff = diff_content("new.py", whole_file_diff("new.py", None, "print('hi')\n"))
+    assert diff.old_text is None and diff.new_text == "print('hi')\n"
+
+
+def test_tool_kinds_follow_the_tool_or_its_presentation() -> None:
+    assert [tool_kind("edit_file"), tool_kind("read_file"), tool_kind("execute_command")] == ["edit", "read", "execute"]
+    assert [tool_kind("mcp_x", "diff"), tool_kind("mcp_y", "terminal"), tool_kind("mcp_z")] == [
+        "edit",
+        "execute",
+        "other",
+    ]
+
+
+def test_the_plan_advances_through_phases_and_assignments_and_completes_at_the_end() -> None:
+    fold = UpdateTranslator()
+    fold.translate(_event(1, "workflow.phase", {"phase": "edit"}, agent="main"))
+    [update] = fold.translate(_event(2, "worker.started", {"role": "coder", "task": "fix it"}, agent="coder"))
+    assert [(e.content, e.status) for e in update.entries] == [  # type: ignore[union-attr]
+        ("phase: edit", "completed"),
+        ("coder: fix it", "in_progress"),
+    ]
+    [done] = fold.translate(_event(3, "run.ended", {"status": "completed"}, agent="main"))
+    assert {e.status for e in done.entries} == {"completed"}  # type: ignore[union-attr]
+
+
+def test_worker_words_are_thoughts_and_the_architects_are_the_reply() -> None:
+    fold = UpdateTranslator()
+    [thought] = fold.translate(_event(1, "model.delta", {"text": "hm"}, agent="coder"))
+    [reply] = fold.translate(_event(2, "model.delta", {"text": "done"}))
+    assert (thought.session_update, reply.session_update) == ("agent_thought_chunk", "agent_message_chunk")
+
+
+def test_permission_options_map_onto_the_three_approval_choices() -> None:
+    from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+    from protoagent.interfaces.acp.permissions import OPTIONS, answer_from_response
+
+    def chosen(option_id: str) -> tuple[bool, str]:
+        answer = answer_from_response(
+            RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
+        )
+        return answer.allow, answer.scope
+
+    assert [o.kind for o in OPTIONS] == ["allow_once", "allow_always", "reject_once"]
+    assert [chosen(o.option_id) for o in OPTIONS] == [(True, "once"), (True, "session"), (False, "once")]
+    assert chosen("something-else") == (False, "once")
+    cancelled = answer_from_response(RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled")))
+    assert not cancelled.allow and "cancelled" in cancelled.reason
