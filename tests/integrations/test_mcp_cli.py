@@ -70,3 +70,10 @@ def test_list_shows_source_status_and_tools(tmp_path: Path) -> None:
     assert any("'time' is already declared" in line for line in report["diagnostics"])
     text = cli(home, repo, "list")
     assert "tools: get_current_time, convert_time" in text.stdout and "warning: " in text.stderr
+
+
+def test_the_cli_names_the_same_user_mcp_file_as_the_broker() -> None:
+    from protoagent.integrations.mcp_config import MCP_FILE as BROKER_FILE
+    from protoagent.interfaces.cli.mcp_cmd import MCP_FILE as CLI_FILE
+
+    assert CLI_FILE == BROKER_FILE

@@ -9,9 +9,17 @@ from typing import Annotated, Any
 
 import typer
 
-from protoagent.api import data_home
 from protoagent.errors import ConfigError
-from protoagent.integrations.mcp_config import MCP_FILE
+
+MCP_FILE = "mcp.json"
+"""The user's MCP file under the data home (``integrations.mcp_config.MCP_FILE``; kept here so
+``protoagent --help`` does not import the agent runtime)."""
+
+
+def data_home() -> Path:
+    from protoagent.api import data_home as home
+
+    return home()
 
 EXIT_USAGE = 2
 mcp_app = typer.Typer(
