@@ -1,0 +1,162 @@
+"""Skill hooks: the Tier-1 catalog and pre-model activation pairs before the model call
+(``skills``), and exact activation pairs kept through compaction afterwards (``durable-skills``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+
+from protoagent.events.log import SessionLog
+from protoagent.events.types import Event
+from protoagent.hooks.pipeline import HookPipeline, HookRegistration
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.types import Message, ModelRequest, ToolCall
+from protoagent.skills.activation import SKILL_TOOL, Activation
+from protoagent.skills.runtime import SkillRuntime
+from protoagent.skills.session_skills import ACTIVATED_EVENT, activate_for_request
+
+SKILLS_STAGE = 5
+"""Before the compact protocol (10), which keeps the system text as the role's instructions."""
+SKILLS_OWNER = "skills"
+DURABLE_STAGE = 92
+"""After admission (90): evicted activation pairs come back within the durable-skill budget."""
+DURABLE_OWNER = "durable-skills"
+
+
+@dataclass(frozen=True, slots=True)
+class ActivationPair:
+    """One activation as the model sees it: an assistant ``skill`` call and its exact result."""
+
+    call_id: str
+    activation: Activation
+    after_text: str | None
+    """The user message it follows (pre-model activations); ``None`` for the model's own calls."""
+
+    def messages(self) -> tuple[Message, Message]:
+        call = ToolCall(self.call_id, SKILL_TOOL, {"name": self.activation.name})
+        return (
+            Message("assistant", "", tool_calls=(call,)),
+            Message("tool", self.activation.render(), tool_call_id=self.call_id, name=SKILL_TOOL),
+        )
+
+    @property
+    def size(self) -> int:
+        return sum(len(m.content.encode("utf-8")) for m in self.messages())
+
+
+def activation_pairs(events: Sequence[Event], agent: str) -> list[ActivationPair]:
+    """Every activation of ``agent`` in log order: recorded pre-model ones and ``skill`` tool results."""
+    pairs = []
+    for event in events:
+        if event.agent != agent:
+            continue
+        if event.type == ACTIVATED_EVENT:
+            data = event.payload
+            activation = Activation.from_json(data["activation"])
+            pairs.append(ActivationPair(str(data["call_id"]), activation, str(data.get("request", ""))))
+        elif event.type == "tool.ended" and event.payload.get("tool") == SKILL_TOOL:
+            data = event.payload.get("data") or {}
+            if isinstance(data.get("activation"), dict):
+                activation = Activation.from_json(data["activation"])
+                pairs.append(ActivationPair(str(event.payload["call_id"]), activation, None))
+    return pairs
+
+
+def _insert_after_user(messages: list[Message], text: str | None, block: Sequence[Message]) -> None:
+    """Place ``block`` after the latest user message with ``text`` (else after the first one)."""
+    index = next(
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if messages[i].role == "user" and text is not None and messages[i].content == text
+        ),
+        None,
+    )
+    if index is None:
+        index = next((i for i, m in enumerate(messages) if m.role == "user"), -1)
+    messages[index + 1 : index + 1] = list(block)
+
+
+class SkillCatalogHook:
+    """Adds the bounded catalog to the system text and the pre-model activation pairs to history."""
+
+    def __init__(self, runtime: SkillRuntime, agents: frozenset[str]) -> None:
+        self.runtime = runtime
+        self.agents = agents
+
+    def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        if request.agent_role not in self.agents:
+            return request
+        messages = list(request.messages)
+        for pair in activation_pairs(events, request.agent_role):
+            if pair.after_text is not None:
+                _insert_after_user(messages, pair.after_text, pair.messages())
+        latest = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        catalog = self.runtime.catalog(latest).render()
+        system = f"{request.system}\n\n{catalog}" if catalog else request.system
+        return replace(request, system=system, messages=tuple(messages))
+
+    def registration(self, stage: int = SKILLS_STAGE) -> HookRegistration:
+        return HookRegistration(stage, SKILLS_OWNER, self)
+
+
+class DurableSkillsHook:
+    """Brings back exact activation pairs that admission evicted, newest first, within the
+    durable-skill budget; older ones lose their loaded marker so they can be loaded again."""
+
+    def __init__(self, runtime: SkillRuntime, agents: frozenset[str]) -> None:
+        self.runtime = runtime
+        self.agents = agents
+
+    def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        if request.agent_role not in self.agents:
+            return request
+        present = {m.tool_call_id for m in request.messages if m.role == "tool"}
+        pairs = activation_pairs(events, request.agent_role)
+        budget = self.runtime.durable_bytes - sum(p.size for p in pairs if p.call_id in present)
+        restored: list[ActivationPair] = []
+        dropped: list[str] = []
+        for pair in reversed([p for p in pairs if p.call_id not in present]):
+            if pair.size <= budget:
+                restored.insert(0, pair)
+                budget -= pair.size
+            else:
+                dropped.append(pair.activation.name)
+        kept = {p.activation.name for p in pairs if p.call_id in present} | {p.activation.name for p in restored}
+        self.runtime.forget([name for name in dropped if name not in kept])
+        if not restored:
+            return request
+        messages = list(request.messages)
+        block = [m for pair in restored for m in pair.messages()]
+        _insert_after_user(messages, None, block)
+        return replace(request, messages=tuple(messages))
+
+    def registration(self, stage: int = DURABLE_STAGE) -> HookRegistration:
+        return HookRegistration(stage, DURABLE_OWNER, self)
+
+
+def rehydrate(runtime: SkillRuntime, events: Sequence[Event], agent: str) -> None:
+    """Durable activations restore the same runtime contract: loaded markers and activated tools."""
+    for pair in activation_pairs(events, agent):
+        runtime.mark_loaded(pair.activation)
+
+
+async def start_skills(
+    hooks: HookPipeline,
+    log: SessionLog,
+    runtime: SkillRuntime,
+    objective: str,
+    *,
+    agent: str,
+    tool_names: Collection[str],
+    resolver: ModelProvider | None,
+    assigned: Sequence[str] = (),
+) -> None:
+    """Mount both skill hooks for ``agent``, rehydrate earlier activations, then activate what the
+    request names, what the agent is assigned, or what the implicit resolver selects."""
+    runtime.available_tools = frozenset(tool_names)
+    agents = frozenset({agent})
+    hooks.register(SkillCatalogHook(runtime, agents).registration())
+    hooks.register(DurableSkillsHook(runtime, agents).registration())
+    rehydrate(runtime, log.events, agent)
+    await activate_for_request(log, runtime, objective, agent, resolver, assigned)

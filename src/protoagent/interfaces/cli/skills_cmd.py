@@ -1,0 +1,200 @@
+"""``protoagent skills list|show|validate|enable|disable|reset``: the skills management surface."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from protoagent.skills.index import SkillIndex
+    from protoagent.skills.model import SkillBundle
+
+EXIT_INVALID = 2
+skills_app = typer.Typer(help="List, show, validate and configure skills.", no_args_is_help=True, rich_markup_mode=None)
+
+
+class ModeChoice(StrEnum):
+    work = "work"
+    coding = "coding"
+
+
+RepoOption = Annotated[Path, typer.Option("--repo", help="Repository whose skill folders are searched.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _index(repo: Path) -> SkillIndex:
+    from protoagent.api import data_home
+    from protoagent.skills.discovery import load_skills
+
+    if not repo.is_dir():
+        _fail(f"{str(repo)!r} is not a directory; pass an existing repository with --repo")
+    return load_skills([repo.resolve()], data_home())
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_INVALID)
+
+
+def _entry(bundle: SkillBundle) -> dict[str, Any]:
+    return {
+        "name": bundle.name,
+        "description": bundle.description,
+        "source": bundle.source,
+        "root": str(bundle.root),
+        "path": str(bundle.skill_file),
+        "identity": bundle.identity,
+        "implicit": bundle.implicit,
+        "manual": bundle.preferences.manual,
+        "availability": {mode: bundle.available_in(mode) for mode in ("work", "coding")},
+        "valid": bundle.valid,
+        "editable": bundle.editable,
+    }
+
+
+@skills_app.command("list")
+def list_skills(
+    repo: RepoOption = Path("."),
+    mode: Annotated[ModeChoice | None, typer.Option(help="Show the skills this mode would use.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List skills (the precedence winner per name) and discovery diagnostics."""
+    index = _index(repo)
+    bundles = index.management(mode.value if mode else None)
+    diagnostics = [d.to_json() for d in index.diagnostics]
+    if as_json:
+        typer.echo(json.dumps({"skills": [_entry(b) for b in bundles], "diagnostics": diagnostics}, indent=2))
+        return
+    for b in bundles:
+        modes = ",".join(m for m in ("work", "coding") if b.available_in(m)) or "off"
+        flags = ("" if b.valid else " INVALID") + ("" if b.implicit else " manual-only")
+        typer.echo(f"{b.name:<28} {b.source:<8} {modes:<12}{flags}  {b.description[:70]}")
+    for d in diagnostics:
+        typer.echo(f"{d['severity']}: {d['path']}: {d['problem']}", err=True)
+
+
+def _winner(index: SkillIndex, name: str) -> SkillBundle:
+    bundle = next((b for b in index.management() if b.name == name), None)
+    if bundle is None:
+        known = ", ".join(b.name for b in index.management()) or "none"
+        _fail(f"no skill named {name!r}; known skills: {known}")
+    return bundle
+
+
+@skills_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="Skill name.")], repo: RepoOption = Path("."), as_json: JsonOption = False
+) -> None:
+    """Show one skill: body, resource paths, interface and policy."""
+    from protoagent.skills.activation import task_resources
+
+    bundle = _winner(_index(repo), name)
+    data = {
+        **_entry(bundle),
+        "body": bundle.body,
+        "resources": list(task_resources(bundle)),
+        "interface": bundle.interface,
+        "policy": {
+            "allow_implicit_invocation": bundle.policy.allow_implicit_invocation,
+            "tool_dependencies": list(bundle.policy.tool_dependencies),
+        },
+        "frontmatter": bundle.frontmatter,
+        "diagnostics": [d.to_json() for d in bundle.diagnostics],
+    }
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, default=str))
+        return
+    typer.echo(f"{bundle.name} ({bundle.source}) {bundle.skill_file}\n{bundle.description}\n")
+    typer.echo(bundle.body.strip())
+    typer.echo("\nresources: " + (", ".join(data["resources"]) or "none"))
+    typer.echo(f"interface: {json.dumps(bundle.interface, default=str)}")
+    typer.echo(f"policy: {json.dumps(data['policy'])}")
+
+
+@skills_app.command("validate")
+def validate(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Bundles or folders of bundles.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Validate bundles (default: every skill the current folder sees). Exit 2 when any is invalid."""
+    from protoagent.skills.validation import validate_paths
+
+    if paths:
+        bundles, problems = validate_paths(paths)
+    else:
+        index = _index(Path("."))
+        bundles, problems = list(index.variants), list(index.diagnostics_found)
+    diagnostics = [*problems, *(d for b in bundles for d in b.diagnostics)]
+    invalid = bool(problems) or any(not b.valid for b in bundles)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "valid": not invalid,
+                    "skills": [{"name": b.name, "path": str(b.skill_file), "valid": b.valid} for b in bundles],
+                    "diagnostics": [d.to_json() for d in diagnostics],
+                },
+                indent=2,
+            )
+        )
+    else:
+        for b in bundles:
+            typer.echo(f"{'ok' if b.valid else 'INVALID':<8} {b.name:<28} {b.skill_file}")
+        for d in diagnostics:
+            typer.echo(f"{d.severity}: {d.path}: {d.problem}")
+    if invalid:
+        raise typer.Exit(EXIT_INVALID)
+
+
+def _set_modes(name: str, mode: ModeChoice | None, repo: Path, enabled: bool) -> None:
+    from protoagent.api import data_home
+    from protoagent.errors import ConfigError
+    from protoagent.skills.settings_store import set_mode
+
+    bundle = _winner(_index(repo), name)
+    try:
+        for chosen in [mode] if mode else list(ModeChoice):
+            current = _winner(_index(repo), name).preferences
+            set_mode(data_home(), bundle.identity, bundle.name, current, chosen.value, enabled)
+    except ConfigError as exc:
+        _fail(str(exc))
+    state = "enabled" if enabled else "disabled"
+    typer.echo(f"{name}: {state} in {mode.value if mode else 'work and coding'} (variant {bundle.identity})")
+
+
+ModeOption = Annotated[ModeChoice | None, typer.Option("--mode", help="Only this mode (default: both).")]
+
+
+@skills_app.command("enable")
+def enable(
+    name: Annotated[str, typer.Argument(help="Skill name.")], mode: ModeOption = None, repo: RepoOption = Path(".")
+) -> None:
+    """Make a skill available in a mode (or both); only the settings overlay changes."""
+    _set_modes(name, mode, repo, True)
+
+
+@skills_app.command("disable")
+def disable(
+    name: Annotated[str, typer.Argument(help="Skill name.")], mode: ModeOption = None, repo: RepoOption = Path(".")
+) -> None:
+    """Make a skill unavailable in a mode (or both); the bundle's files are never changed."""
+    _set_modes(name, mode, repo, False)
+
+
+@skills_app.command("reset")
+def reset(name: Annotated[str, typer.Argument(help="Skill name.")], repo: RepoOption = Path(".")) -> None:
+    """Forget this variant's preferences so the bundle defaults apply again."""
+    from protoagent.api import data_home
+    from protoagent.errors import ConfigError
+    from protoagent.skills.settings_store import reset as reset_record
+
+    bundle = _winner(_index(repo), name)
+    try:
+        reset_record(data_home(), bundle.identity)
+    except ConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"{name}: preferences reset to the bundle defaults (variant {bundle.identity})")

@@ -1,0 +1,103 @@
+"""The implicit resolver: a pre-model stage that asks for one structured decision (one exact
+eligible skill or none). It sees only the latest request, the mode and Tier-1 metadata; it never
+sees bodies, repository or tool output, and never runs tools. Any failure is non-fatal."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from protoagent.errors import ProviderError
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.types import Message, ModelRequest, ModelTurn
+from protoagent.skills.model import AppMode, SkillBundle
+
+MIN_CONFIDENCE = 0.6
+RESOLVER_ROLE = "skill-resolver"
+RESOLVER_SYSTEM = (
+    "Decide whether one of the listed skills clearly fits the request. Reply with JSON only: "
+    '{"skill": NAME or null, "confidence": 0..1}. NAME must be copied exactly from the list. '
+    "Choose null when no skill clearly fits."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The validated outcome. ``skill`` is set only when every check passed."""
+
+    skill: str | None
+    confidence: float = 0.0
+    reason: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"skill": self.skill, "confidence": self.confidence, "reason": self.reason}
+
+
+def resolver_schema(names: Sequence[str]) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": {
+            "skill": {"anyOf": [{"enum": list(names)}, {"type": "null"}]},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["skill", "confidence"],
+    }
+
+
+def resolver_request(request_text: str, mode: AppMode, eligible: Sequence[SkillBundle]) -> ModelRequest:
+    """The whole resolver input: latest request, mode, and name + description of each eligible skill."""
+    listing = "\n".join(f"- {b.name}: {b.description}" for b in eligible)
+    user = f"Mode: {mode}\nSkills:\n{listing}\n\nRequest:\n{request_text}"
+    return ModelRequest(
+        system=RESOLVER_SYSTEM,
+        messages=(Message("user", user),),
+        action_mode="json",
+        output_schema=resolver_schema([b.name for b in eligible]),
+        max_output_tokens=48,
+        temperature=0.0,
+        agent_role=RESOLVER_ROLE,
+    )
+
+
+async def resolve_skill(
+    request_text: str, mode: AppMode, eligible: Sequence[SkillBundle], provider: ModelProvider
+) -> Decision:
+    """One structured decision, validated for mode, policy, exact identity and confidence."""
+    if not eligible:
+        return Decision(None, reason="no eligible skills")
+    final: ModelTurn | None = None
+    try:
+        async for item in provider.stream(resolver_request(request_text, mode, eligible)):
+            if isinstance(item, ModelTurn):
+                final = item
+    except ProviderError as exc:
+        return Decision(None, reason=f"resolver failed: {exc}")
+    if final is None:
+        return Decision(None, reason="resolver returned no decision")
+    return validate_decision(final.text, mode, eligible)
+
+
+def validate_decision(text: str, mode: AppMode, eligible: Sequence[SkillBundle]) -> Decision:
+    match = re.search(r"\{.*\}", text, re.S)
+    try:
+        data = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict) or "skill" not in data:
+        return Decision(None, reason="resolver reply is not a {skill, confidence} object")
+    skill, confidence = data.get("skill"), data.get("confidence")
+    if not isinstance(confidence, int | float) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
+        return Decision(None, reason="resolver confidence is missing or outside 0..1")
+    if skill is None:
+        return Decision(None, float(confidence), "resolver chose no skill")
+    by_name = {b.name: b for b in eligible}
+    bundle = by_name.get(skill) if isinstance(skill, str) else None
+    if bundle is None:
+        return Decision(None, float(confidence), f"resolver named {skill!r}, which is not an eligible skill")
+    if not (bundle.implicit and bundle.available_in(mode) and bundle.valid):
+        return Decision(None, float(confidence), f"skill {skill!r} is not implicit in {mode} mode")
+    if confidence < MIN_CONFIDENCE:
+        return Decision(None, float(confidence), f"confidence {confidence} is below {MIN_CONFIDENCE}")
+    return Decision(bundle.name, float(confidence), "selected")

@@ -1,0 +1,92 @@
+"""The ``skill`` tool: the model loads a catalog skill by exact name, or reads one task resource."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from protoagent.errors import ToolRejected
+from protoagent.skills.activation import SKILL_TOOL, activate, is_control_plane, task_resources
+from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
+from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+
+MAX_RESOURCE_BYTES = 64_000
+
+
+class SkillInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Exact skill name from the skills catalog.")
+    resource: str | None = Field(
+        default=None, description="A task-resource path the activated skill listed; read it only when needed."
+    )
+
+
+class SkillTool(Tool[SkillInput]):
+    name: ClassVar[str] = SKILL_TOOL
+    description: ClassVar[str] = (
+        "Load a skill's instructions by its exact catalog name; with `resource`, read one of its listed files."
+    )
+    input_model: ClassVar[type[BaseModel]] = SkillInput
+    metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="read", observation="exact")
+
+    def prepare(self, args: SkillInput, ctx: ToolContext) -> Prepared:
+        runtime = ctx.services.get(SKILLS_SERVICE)
+        if not isinstance(runtime, SkillRuntime):
+            raise ToolRejected("skills are not available in this session", kind="unavailable")
+        bundle = runtime.index.find(args.name, runtime.mode)
+        if bundle is None or (not bundle.implicit and args.name not in runtime.loaded):
+            names = [b.name for b in runtime.index.implicit(runtime.mode)]
+            raise ToolRejected(
+                f"no skill named {args.name!r} in the catalog; use an exact name from it",
+                kind="unknown_skill",
+                details={"available_skills": names},
+            )
+        if args.resource is None:
+            return Prepared(preview=f"load skill {bundle.name}", effect="read", state=("load", bundle))
+        return Prepared(
+            preview=f"read {args.resource} of skill {bundle.name}",
+            effect="read",
+            state=("read", _resource_path(bundle.directory, args.resource, runtime, bundle.name)),
+        )
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        runtime: SkillRuntime = ctx.services[SKILLS_SERVICE]
+        kind, target = prepared.state
+        if kind == "read":
+            text = _read_resource(target)
+            return ToolOutput(text, data={"skill_resource": str(target)})
+        if target.name in runtime.loaded:
+            return ToolOutput(
+                f"skill {target.name!r} is already active above; follow its instructions",
+                data={"already_active": target.name},
+            )
+        activation = activate(target, "model", runtime.available_tools)
+        runtime.mark_loaded(activation)
+        return ToolOutput(activation.render(), data={"activation": activation.to_json()})
+
+
+def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: str) -> Path:
+    if name not in runtime.loaded:
+        raise ToolRejected(f"load skill {name!r} first (call skill with only its name)", kind="skill_not_loaded")
+    clean = relative.strip().removeprefix("./")
+    if is_control_plane(clean):
+        raise ToolRejected(
+            f"{relative!r} is control-plane metadata (agents/ or evals/), not a task resource; the runtime already "
+            "applied it. Continue with the skill's instructions and its listed resources",
+            kind="control_plane",
+        )
+    bundle = runtime.index.find(name, runtime.mode)
+    listed = task_resources(bundle) if bundle is not None else ()
+    if clean not in listed:
+        raise ToolRejected(
+            f"{relative!r} is not a resource of skill {name!r}; listed: {', '.join(listed) or 'none'}",
+            kind="unknown_resource",
+        )
+    return directory / clean
+
+
+def _read_resource(path: Path) -> str:
+    with path.open("rb") as handle:
+        return handle.read(MAX_RESOURCE_BYTES).decode("utf-8", errors="replace")
