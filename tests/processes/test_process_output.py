@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from protoagent.processes import ExecuteCommandTool, OutputJournal
+from protoagent.processes.artifact_cap import CUT_MARKER, DEFAULT_ARTIFACT_CAP, MAX_TAIL
 from protoagent.processes.journal import bounded_view
 from protoagent.tools.base import ToolContext
 
@@ -32,7 +33,7 @@ def reset_peak_memory() -> None:
 
 
 @pytest.mark.slow
-def test_one_gib_of_output_keeps_harness_memory_bounded_and_journals_everything(ctx: ToolContext) -> None:
+def test_one_gib_of_output_keeps_harness_memory_bounded_and_caps_the_artifact(ctx: ToolContext) -> None:
     writer = "import sys\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.buffer.write(chunk)"
     reset_peak_memory()
     before = memory_kib("VmRSS")
@@ -40,12 +41,18 @@ def test_one_gib_of_output_keeps_harness_memory_bounded_and_journals_everything(
     growth_mib = (memory_kib("VmHWM") - before) / 1024
     artifact = Path(output.data["artifact"])
     try:
+        size = artifact.stat().st_size
+        print(f"T8 1 GiB of output: harness peak RSS growth {growth_mib:.1f} MiB, artifact {size} bytes")
         assert output.status == "ok", output.text
         assert growth_mib < 64
-        assert artifact.stat().st_size == 1 << 30
+        marker = CUT_MARKER.format(cut=(1 << 30) - DEFAULT_ARTIFACT_CAP, cap=DEFAULT_ARTIFACT_CAP)
+        assert size == DEFAULT_ARTIFACT_CAP + len(marker) + 2
         assert output.text.count(MARKER) == 1
-        assert f"[... {(1 << 30) - 8192} {MARKER}{artifact} ...]" in output.text.splitlines()
+        assert f"[... {size - 8192} {MARKER}{artifact} ...]" in output.text.splitlines()
         assert len(output.text) < 8192 + 200
+        with artifact.open("rb") as file:
+            file.seek(DEFAULT_ARTIFACT_CAP - MAX_TAIL)
+            assert file.read(len(marker) + 2) == f"\n{marker}\n".encode()
     finally:
         artifact.unlink()
 

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +55,7 @@ def load_project_config(root: str | os.PathLike[str]) -> ProjectConfig | None:
     workspace = Path(os.path.abspath(root))
     file = os.path.join(workspace, PROJECT_CONFIG_PATH)
     try:
-        with open(file, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        raw = _read_regular(file)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -73,6 +73,22 @@ def load_project_config(root: str | os.PathLike[str]) -> ProjectConfig | None:
     return ProjectConfig(PROJECT_CONFIG_PATH, checks)
 
 
+def _read_regular(file: str) -> bytes:
+    """The file's first bytes; opening never blocks, so a FIFO or a device is refused, not waited on."""
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ProjectConfigError(file, "(file)", "is not a regular file", "replace it with a JSON file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_CONFIG_BYTES and (chunk := os.read(fd, MAX_CONFIG_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _parse(file: str, raw: bytes) -> dict[str, Any]:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ProjectConfigError(file, "(file)", "is larger than 1 MiB", "keep only the check configuration in it")
@@ -80,6 +96,8 @@ def _parse(file: str, raw: bytes) -> dict[str, Any]:
         document = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise ProjectConfigError(file, "(file)", "is not UTF-8 text", "save it as UTF-8 JSON") from error
+    except RecursionError:
+        raise ProjectConfigError(file, "(file)", "is nested too deeply", "keep the check configuration flat") from None
     except json.JSONDecodeError as error:
         where = f"line {error.lineno} column {error.colno}"
         raise ProjectConfigError(
@@ -166,6 +184,11 @@ def _cwd(root: Path, file: str, field: str, value: object) -> str:
     if not os.path.isdir(os.path.join(root, normal)):
         raise ProjectConfigError(
             file, f"{field}.cwd", f"directory {normal!r} does not exist", "create it or correct the path"
+        )
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([real_root, os.path.realpath(os.path.join(root, normal))]) != real_root:
+        raise ProjectConfigError(
+            file, f"{field}.cwd", f"{normal!r} leads outside the workspace (a symlink)", "use a real folder inside it"
         )
     return normal
 

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from protoagent.errors import SessionLoadError
+from protoagent.events.sqlite_damage import damaged_store, list_damaged, open_checked
 from protoagent.events.store import SessionSummary, check_loaded
 from protoagent.events.types import FORMAT_VERSION, Event
 
@@ -38,13 +39,18 @@ class SQLiteStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        self.list_warnings: list[str] = []
+        """Why sessions were left out of the last :meth:`list` (one line each)."""
+        self._db = open_checked(self.path)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise damaged_store(self.path, exc) from None
 
     def close(self) -> None:
         self._db.close()
@@ -83,26 +89,34 @@ class SQLiteStore:
 
     def load(self, session_id: str) -> list[Event]:
         with self._lock:
-            head = self._db.execute(
-                "SELECT format_version FROM sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            if head is None:
-                raise SessionLoadError(session_id, f"no such session in {self.path}")
-            rows = self._db.execute(
-                "SELECT seq, time, type, turn, step, agent, payload FROM events WHERE session_id = ? ORDER BY seq",
-                (session_id,),
-            ).fetchall()
+            try:
+                head = self._db.execute(
+                    "SELECT format_version FROM sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                if head is None:
+                    raise SessionLoadError(session_id, f"no such session in {self.path}")
+                rows = self._db.execute(
+                    "SELECT seq, time, type, turn, step, agent, payload FROM events WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise SessionLoadError(session_id, f"{self.path} is damaged where it is stored ({exc})") from None
         events = [_row_to_event(session_id, row) for row in rows]
         check_loaded(session_id, int(head[0]), events)
         return events
 
     def list(self) -> list[SessionSummary]:
+        """Every readable session, oldest first; unreadable ones are named in ``list_warnings``."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT s.session_id, s.created, s.format_version, s.title, "
-                "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.session_id) "
-                "FROM sessions s ORDER BY s.created"
-            ).fetchall()
+            self.list_warnings = []
+            try:
+                rows = self._db.execute(
+                    "SELECT s.session_id, s.created, s.format_version, s.title, "
+                    "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.session_id) "
+                    "FROM sessions s ORDER BY s.created"
+                ).fetchall()
+            except sqlite3.DatabaseError:
+                rows, self.list_warnings = list_damaged(self._db, self.path)
         return [SessionSummary(r[0], r[1], r[4], r[2], r[3]) for r in rows]
 
 

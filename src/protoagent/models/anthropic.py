@@ -15,9 +15,9 @@ from typing import Any
 from protoagent.errors import ConfigError, ProviderError
 from protoagent.models import http_errors
 from protoagent.models.json_actions import FinalTextStream, json_mode_system, parse_action, render_history
-from protoagent.models.openai_compat import parse_arguments
 from protoagent.models.registry import ModelConfig
 from protoagent.models.sdk_client import LoopBoundClient
+from protoagent.models.tool_arguments import parse_arguments
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
 
 DEFAULT_MAX_OUTPUT_TOKENS = 4096

@@ -16,9 +16,13 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from protoagent.models.tool_arguments import MAX_ARGUMENT_CHARS, bounded_arguments, rejected_arguments
 from protoagent.models.types import Message, ModelTurn, Role, ToolCall, ToolSchema
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_TOOL_NAME = re.compile(r'"tool"\s*:\s*"([A-Za-z0-9_.-]{1,64})"')
+_MAX_OBJECT_STARTS = 64
+"""How many ``{`` positions a reply is tried at, so a reply of braces cannot take quadratic time."""
 _DESCRIPTION_LIMIT = 160
 
 
@@ -140,25 +144,36 @@ def parse_action(text: str, tools: Sequence[ToolSchema]) -> ModelTurn:
 
 def _json_objects(text: str) -> Iterator[dict[str, Any]]:
     """Every JSON object in the text: the whole text, fenced blocks, then any ``{`` that parses."""
+    if len(text) > MAX_ARGUMENT_CHARS:
+        yield _oversized_action(text)
+        return
     stripped = text.strip()
     sources = [stripped, *(match.group(1).strip() for match in _FENCE.finditer(text))]
     decoder = json.JSONDecoder(strict=False)
     for source in sources:
         try:
             value = json.loads(source, strict=False)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # A reply nested deeper than the parser's limit is just not an action.
             continue
         if isinstance(value, dict):
             yield value
-    for index, char in enumerate(text):
-        if char != "{":
-            continue
+    starts = [index for index, char in enumerate(text) if char == "{"][:_MAX_OBJECT_STARTS]
+    for index in starts:
         try:
             value, _ = decoder.raw_decode(text, index)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             yield value
+
+
+def _oversized_action(text: str) -> dict[str, Any]:
+    """A reply too big to be one usable action: a call whose arguments carry only the reason."""
+    name = _TOOL_NAME.search(text[:4096])
+    problem = f"the reply is {len(text)} characters, over the {MAX_ARGUMENT_CHARS}-character limit for one action"
+    tool = name.group(1) if name else "unknown"
+    return {"type": "tool_call", "tool": tool, "args": rejected_arguments(problem, text)}
 
 
 def _action_turn(obj: Mapping[str, Any], known: set[str]) -> ModelTurn | None:
@@ -172,7 +187,7 @@ def _action_turn(obj: Mapping[str, Any], known: set[str]) -> ModelTurn | None:
         kind = "tool_call"
     args = obj.get("args", obj.get("arguments", {}))
     if kind in ("tool_call", None) and isinstance(name, str) and name and isinstance(args, dict):
-        call = ToolCall(id=new_call_id(), name=name, arguments=dict(args))
+        call = ToolCall(id=new_call_id(), name=name, arguments=bounded_arguments(dict(args)))
         return ModelTurn(tool_calls=(call,), stop_reason="tool_calls")
     return None
 

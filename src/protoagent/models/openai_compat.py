@@ -25,6 +25,7 @@ from protoagent.models.json_actions import (
 )
 from protoagent.models.registry import ModelConfig
 from protoagent.models.sdk_client import LoopBoundClient
+from protoagent.models.tool_arguments import parse_arguments
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
 
 JsonFormat = Literal["json_object", "json_object_schema"]
@@ -146,17 +147,6 @@ class StreamState:
             ToolCall(id=p.id or new_call_id(), name=p.name, arguments=parse_arguments("".join(p.arguments)))
             for _, p in sorted(self.calls.items())
         )
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """Tool-call arguments from their JSON text; text that is not a JSON object is kept for feedback."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {"_unparsed_arguments": raw}
-    return value if isinstance(value, dict) else {"_unparsed_arguments": raw}
 
 
 def usage_from(usage: Any) -> Usage:

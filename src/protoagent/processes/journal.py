@@ -1,10 +1,11 @@
 """Output journal: a command's combined output is written once to an artifact file, and
 observations are bounded head/tail views read back from it.
 
-The child writes straight into the artifact (an ``O_APPEND`` descriptor is its stdout and
-stderr), so the harness never holds the output in memory and grandchildren that keep the
-descriptor open cannot stall a reader. A journal remembers how far it has been observed, so
-each observation shows only output produced since the previous one.
+The child writes into a pipe that a pump thread copies into the artifact under a size cap
+(:mod:`protoagent.processes.artifact_cap`: head and tail kept, the cut marked), so the harness
+holds at most a bounded tail in memory and readers, who read the file, never wait on the pipe.
+A journal remembers how far it has been observed, so each observation shows only output
+produced since the previous one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from protoagent.processes.artifact_cap import CappedPump, open_capped
+
 TRUNCATION_MARKER = "[... {omitted} bytes omitted; full output: {path} ...]"
+_pumps: dict[Path, CappedPump] = {}
+"""Pumps started by ``create_artifact``, until the journal of the same artifact takes them."""
+_pumps_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +43,11 @@ def create_artifact(folder: Path, stem: str) -> tuple[Path, int]:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{stem}.log"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
-    return path, os.open(path, flags, 0o600)
+    os.close(os.open(path, flags, 0o600))
+    pump, write_fd = open_capped(path)
+    with _pumps_lock:
+        _pumps[path] = pump
+    return path, write_fd
 
 
 class OutputJournal:
@@ -47,6 +57,8 @@ class OutputJournal:
         self.path = path
         self._offset = 0
         self._lock = threading.Lock()
+        with _pumps_lock:
+            self._pump = _pumps.pop(path, None)
 
     @property
     def size(self) -> int:
@@ -63,6 +75,9 @@ class OutputJournal:
         While the writer may still be running (``settled`` false), an incomplete UTF-8
         sequence at the end is left for the next observation instead of being split.
         """
+        if settled and self._pump is not None:
+            # The command is done: let the pump copy what is left and append the cut tail.
+            self._pump.finish()
         with self._lock:
             end = self.size
             if not settled:

@@ -10,6 +10,7 @@ from typing import Any
 
 from protoagent.errors import ConfigError, ProviderError
 from protoagent.models.registry import ModelConfig
+from protoagent.models.tool_arguments import bounded_arguments
 from protoagent.models.types import ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
 
 
@@ -44,21 +45,29 @@ class ScriptedModel:
     def from_lines(cls, lines: Iterable[Mapping[str, Any] | str], model: str = "script") -> ScriptedModel:
         turns = []
         for number, line in enumerate(lines, start=1):
-            data = json.loads(line) if isinstance(line, str) else dict(line)
-            turns.append(_parse_turn(data, f"{model} line {number}"))
+            where = f"{model} line {number}"
+            try:
+                data = json.loads(line) if isinstance(line, str) else dict(line)
+            except json.JSONDecodeError as exc:
+                problem = f"not valid JSON ({exc.msg}); fix or remove that line"
+                raise ConfigError(f"model script {where}: {problem}") from None
+            except RecursionError:
+                raise ConfigError(f"model script {where}: nested too deeply; keep each turn a flat object") from None
+            if not isinstance(data, dict):
+                raise ConfigError(f"model script {where}: each line must be a JSON object with text or tool_calls")
+            turns.append(_parse_turn(data, where))
         return cls(turns, model)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
         try:
             text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"model script {str(path)!r} is not UTF-8 text; save it as UTF-8 JSON Lines") from None
         except OSError as exc:
             raise ConfigError(f"cannot read model script {str(path)!r}: {exc.strerror}; check the path") from None
         lines = [line for line in text.splitlines() if line.strip()]
-        try:
-            return cls.from_lines(lines, model=str(path))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"model script {str(path)!r} line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        return cls.from_lines(lines, model=str(path))
 
     @property
     def remaining(self) -> int:
@@ -103,20 +112,33 @@ def _parse_turn(data: dict[str, Any], where: str) -> ScriptedTurn:
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; use role, text, tool_calls, usage")
     calls = []
-    for raw in data.get("tool_calls") or []:
+    raw_calls = data.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise ConfigError(f"{where}: 'tool_calls' must be a list of {{name, arguments}} objects")
+    for raw in raw_calls:
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
             raise ConfigError(f"{where}: each tool call needs a 'name' string and an 'arguments' object")
         arguments = raw.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise ConfigError(f"{where}: tool call {raw['name']!r} arguments must be a JSON object")
-        calls.append(ToolCall(str(raw.get("id") or ""), raw["name"], arguments))
-    usage = data.get("usage") or {}
+        calls.append(ToolCall(str(raw.get("id") or ""), raw["name"], bounded_arguments(arguments)))
+    role = data.get("role")
+    if role is not None and not isinstance(role, str):
+        raise ConfigError(f"{where}: 'role' must be a string such as \"architect\"")
     return ScriptedTurn(
-        role=data.get("role"),
-        text=str(data.get("text") or ""),
-        tool_calls=tuple(calls),
-        usage=Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+        role=role, text=str(data.get("text") or ""), tool_calls=tuple(calls), usage=_usage(data.get("usage"), where)
     )
+
+
+def _usage(raw: Any, where: str) -> Usage:
+    usage = raw or {}
+    try:
+        if not isinstance(usage, dict):
+            raise TypeError
+        return Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+    except (TypeError, ValueError, OverflowError):
+        problem = "'usage' must be an object of whole numbers (input_tokens, output_tokens)"
+        raise ConfigError(f"{where}: {problem}") from None
 
 
 def from_spec(rest: str, config: ModelConfig) -> ScriptedModel:

@@ -33,6 +33,10 @@ _RESOLVE_BENEATH = 0x08
 _MAX_SYMLINK_HOPS = 40
 _SYMLINK_ERRNOS = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EMLINK})
 # Characters that look like "/", "\" or "." to a reader but are ordinary name characters.
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
+"""Format characters (zero-width, bidi) and combining marks: they change nothing a person sees."""
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidi embeddings, overrides and isolates: they reorder how a name displays."""
 _LOOKALIKES = frozenset("\\\u2215\u2044\u29f8\u2571\uff0f\u2216\u29f9\uff3c\ufe68\u2024\u2025\uff0e\ufe52")
 
 
@@ -56,16 +60,19 @@ def normalize_relpath(root: Path, path: str) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
         raise ToolRejected(f"path {path!r} contains control characters", kind="invalid_path")
     if os.path.isabs(path):
-        rel = _relative_to_root(root, posixpath.normpath(path))
+        rel = _relative_to_root(root, _kernel_normpath(root, path))
         if rel is None:
             raise outside_workspace(path)
     else:
-        rel = posixpath.normpath(path)
+        rel = _kernel_normpath(root, path)
     if rel == ".." or rel.startswith("../"):
         raise outside_workspace(path)
     for part in rel.split("/"):
         folded = unicodedata.normalize("NFKC", part)
-        dotty = folded in {".", ".."} and part not in {".", ".."}
+        # Zero-width, bidi and combining characters are invisible: what is left is what a person sees.
+        visible = "".join(ch for ch in folded if unicodedata.category(ch) not in _INVISIBLE_CATEGORIES)
+        dotty = (folded in {".", ".."} or visible in {".", ".."}) and part not in {".", ".."}
+        dotty = dotty or any(ch in _BIDI_CONTROLS for ch in part)
         if dotty or "/" in folded or any(ch in _LOOKALIKES for ch in part):
             raise ToolRejected(
                 f"path {path!r} has a component {part!r} with characters that look like a path "
@@ -74,6 +81,24 @@ def normalize_relpath(root: Path, path: str) -> str:
                 details={"path": path},
             )
     return rel
+
+
+def _kernel_normpath(root: Path, path: str) -> str:
+    """``path`` normalized; a ``..`` is resolved as the kernel would, after any symlink before it.
+
+    Lexical normalization would turn ``link/..`` into ``.`` although the kernel goes to the parent
+    of the link's target; so when a ``..`` follows other components the prefix is resolved first.
+    """
+    parts = path.split("/")
+    if ".." not in parts[1:] or all(part in ("", ".", "..") for part in parts):
+        return posixpath.normpath(path)
+    base = path if os.path.isabs(path) else os.path.join(root, path)
+    real_root = os.path.realpath(root)
+    resolved = os.path.realpath(base)
+    if os.path.commonpath([real_root, resolved]) != real_root:
+        return ".." if not os.path.isabs(path) else resolved
+    inside = os.path.relpath(resolved, real_root)
+    return inside if not os.path.isabs(path) else os.path.join(str(root), inside)
 
 
 def _relative_to_root(root: Path, absolute: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 
 from protoagent.errors import ToolRejected
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
-from protoagent.workspace.edits import replace_exactly_once, whole_file_diff
+from protoagent.workspace.edits import diff_stat, replace_exactly_once, whole_file_diff
 from protoagent.workspace.files import (
     MAX_FILE_BYTES,
     check_writable,
@@ -61,6 +62,7 @@ class _WritePlan:
     revision_before: str | None
     """None for a new file."""
     summary: str
+    diff: str = ""
 
 
 async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
@@ -77,6 +79,7 @@ async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
     revision = await asyncio.to_thread(write)
     data: dict[str, Any] = {"path": plan.path, "revision_before": plan.revision_before}
     data["source_revision"] = revision
+    data["lines_added"], data["lines_removed"] = diff_stat(plan.diff)
     return ToolOutput(f"{plan.summary}; source_revision: {revision}", data=data)
 
 
@@ -162,7 +165,7 @@ class EditFileTool(Tool[EditFileInput]):
         text, revision = _read_current(ctx, path, args.expected_revision)
         edit = replace_exactly_once(text, args.old, args.new, path)
         summary = f"edited {path} lines {edit.start_line}-{edit.end_line}"
-        plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary)
+        plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary, edit.diff)
         return Prepared(preview=edit.diff, effect="write", paths=(path,), state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
@@ -180,8 +183,9 @@ class CreateFileTool(Tool[CreateFileInput]):
         data = _bounded(args.content, path)
         with _workspace(ctx, path) as root_fd:
             check_writable(root_fd, path, create=True)
-        plan = _WritePlan(path, data, None, f"created {path}")
-        return Prepared(whole_file_diff(path, None, args.content), "write", paths=(path,), state=plan)
+        diff = whole_file_diff(path, None, args.content)
+        plan = _WritePlan(path, data, None, f"created {path}", diff)
+        return Prepared(diff, "write", paths=(path,), state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         return await _execute_write(_plan(prepared, _WritePlan), ctx)
@@ -209,8 +213,9 @@ class ReplaceFileTool(Tool[ReplaceFileInput]):
             content = content.replace("\n", "\r\n")  # Keep the file's line endings.
         if content == text:
             raise ToolRejected(f"content is identical to {path!r}; nothing would change", kind="no_change")
-        plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}")
-        return Prepared(whole_file_diff(path, text, content), "write", paths=(path,), state=plan)
+        diff = whole_file_diff(path, text, content)
+        plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}", diff)
+        return Prepared(diff, "write", paths=(path,), state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         return await _execute_write(_plan(prepared, _WritePlan), ctx)
@@ -242,7 +247,7 @@ class ListDirectoryTool(Tool[ListDirectoryInput]):
 
 class SearchRegexTool(Tool[SearchRegexInput]):
     name = "search_regex"
-    description = "Search text files for a regex (skips .git, binary and git-ignored files)."
+    description = "Regex search of text files; skips .git, binary and git-ignored files."
     input_model = SearchRegexInput
     metadata = ToolMetadata(effect="read")
 
@@ -254,9 +259,12 @@ class SearchRegexTool(Tool[SearchRegexInput]):
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         args: SearchRegexInput = _plan(prepared, SearchRegexInput)
 
+        cancel = threading.Event()
+
         def search() -> ToolOutput:
             with _workspace(ctx, args.path) as root_fd:
-                found = search_files(ctx.root, root_fd, compile_pattern(args.pattern), args.path, args.file_filter)
+                pattern = compile_pattern(args.pattern)
+                found = search_files(root_fd, pattern, args.path, args.file_filter, cancel=cancel)
             lines = [f"{m.path}:{m.line}: {m.text}" for m in found.matches]
             if found.truncated:
                 lines.append("[results cut short; narrow the pattern, path or file_filter]")
@@ -264,7 +272,11 @@ class SearchRegexTool(Tool[SearchRegexInput]):
             data = {"matches": matches, "files_searched": found.files_searched, "truncated": found.truncated}
             return ToolOutput("\n".join(lines) or "no matches", data=data)
 
-        return await asyncio.to_thread(search)
+        try:
+            return await asyncio.to_thread(search)
+        finally:
+            # Ctrl-C cancels this task; the worker thread stops at its next match attempt.
+            cancel.set()
 
 
 WORKSPACE_TOOLS: tuple[type[Tool[Any]], ...] = (
