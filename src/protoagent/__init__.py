@@ -1,15 +1,22 @@
 """ProtoAgent: a coding-agent harness that turns an objective into governed model work and evidence.
 
 The public API (the Python SDK). Names load lazily so that importing ``protoagent`` (and the
-CLI's start-up) stays fast:
+CLI's start-up) stays fast. Run an objective (here on the scripted model; use ``model="local"``
+or a hosted model, and ``open_store()`` to keep the session with the others):
 
-    import asyncio
-    from pathlib import Path
-    from protoagent import RunOptions, open_store, run_task
+>>> import asyncio, tempfile
+>>> from pathlib import Path
+>>> from protoagent import MemoryStore, RunOptions, run_task
+>>> from protoagent.testing import final_turn, make_repo, write_script
+>>> folder = Path(tempfile.mkdtemp())
+>>> repo = make_repo(folder / "repo", {"dates.py": "def parse_date(text): ...\\n"}, git=False)
+>>> script = write_script(folder / "turns.jsonl", [final_turn("parse_date is in dates.py.")])
+>>> options = RunOptions(repo=repo, model=f"scripted:{script}", store=MemoryStore(), surface="question")
+>>> report = asyncio.run(run_task("where is parse_date defined?", options))
+>>> report.status, report.summary
+('completed', 'parse_date is in dates.py.')
 
-    with open_store() as store:
-        report = asyncio.run(run_task("fix the failing test", RunOptions(repo=Path("."), model="local", store=store)))
-    print(report.to_json())
+``protoagent.sdk`` streams a run's events, answers approvals with a callback and reads reports.
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ _EXPORTS = {
     "run_task": "protoagent.workflow.run",
     "RunOptions": "protoagent.workflow.run",
     "RunReport": "protoagent.workflow.run",
+    "stream_run": "protoagent.sdk",
+    "RunStream": "protoagent.sdk",
+    "approval_callback": "protoagent.sdk",
+    "read_report": "protoagent.sdk",
     "run_agent": "protoagent.api",
     "RunResult": "protoagent.api",
     "open_store": "protoagent.api",
@@ -36,6 +47,7 @@ _EXPORTS = {
     "resolve_model": "protoagent.models.registry",
     "ApprovalAnswer": "protoagent.tools.approvals",
     "ApprovalRequest": "protoagent.tools.approvals",
+    "SessionRule": "protoagent.tools.approvals",
     "Tool": "protoagent.tools.base",
     "ProtoAgentError": "protoagent.errors",
     "ConfigError": "protoagent.errors",

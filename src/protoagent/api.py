@@ -8,14 +8,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from protoagent.agents.loop import AgentLoop
+from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget
+from protoagent.agents.modes import SessionFacts as SessionFacts
+from protoagent.agents.modes import check_resume as check_resume
+from protoagent.agents.modes import default_mode as default_mode
+from protoagent.agents.modes import session_facts as session_facts
 from protoagent.agents.presets import Preset
+from protoagent.agents.service import list_agents as list_agents
+from protoagent.agents.service import set_agent_enabled as set_agent_enabled
+from protoagent.agents.service import show_agent as show_agent
+from protoagent.agents.service import validate_agents as validate_agents
 from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.events.sqlite_store import SQLiteStore
 from protoagent.events.store import SessionStore
+from protoagent.events.stores import STORE_ENV, ClosableStore, open_store_at
 from protoagent.events.types import Event
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
+from protoagent.processes.reaper import become_subreaper as become_subreaper
+from protoagent.processes.reaper import stop_descendants as stop_descendants
+from protoagent.processes.sandbox import SANDBOX_MODES as SANDBOX_MODES
+from protoagent.processes.sandbox import sandbox_notice as sandbox_notice
+from protoagent.processes.sandbox import select_sandbox as select_sandbox
 from protoagent.tools.approvals import Answerer, Policy
 
 HOME_ENV = "PROTOAGENT_HOME"
@@ -28,8 +42,12 @@ def data_home() -> Path:
     return Path(override).expanduser() if override else Path.home() / ".protoagent"
 
 
-def open_store(home: Path | None = None) -> SQLiteStore:
-    """The default SQLite session store under the data home."""
+def open_store(home: Path | None = None, location: str | None = None) -> ClosableStore:
+    """The session store: ``location``, else ``$PROTOAGENT_STORE`` (a ``postgresql://`` URL or a
+    SQLite path), else the SQLite file under the data home."""
+    chosen = location or os.environ.get(STORE_ENV)
+    if chosen:
+        return open_store_at(chosen)
     return SQLiteStore((home or data_home()) / STORE_FILE)
 
 
@@ -58,8 +76,14 @@ async def run_agent(
     provider: ModelProvider | None = None,
     model_config: ModelConfig | None = None,
     on_event: Callable[[Event], None] | None = None,
+    max_model_calls: int = DEFAULT_MODEL_CALLS,
+    sandbox: str = "auto",
 ) -> RunResult:
-    """Compose a session for ``objective`` on ``repo`` and run one agent turn to its end."""
+    """Compose a session for ``objective`` on ``repo`` and run one agent turn to its end.
+
+    ``max_model_calls`` is the run's model-call budget; the turn also stops at the preset's
+    ``max_steps``. ``sandbox`` (``required``, ``auto``, ``off``) confines its commands."""
+    budget = Budget(max_model_calls)
     spec = SessionSpec(
         repo=repo,
         model=model,
@@ -72,10 +96,11 @@ async def run_agent(
         model_config=model_config or ModelConfig(),
         on_event=on_event,
         artifacts_root=data_home() / "artifacts",
+        services={"sandbox": select_sandbox(sandbox)},
     )
     session = AgentSession.create(spec)
     try:
-        outcome = await AgentLoop(session).run_turn(objective)
+        outcome = await AgentLoop(session, budget=budget).run_turn(objective)
     finally:
         session.close()
     status: Literal["completed", "failed", "incomplete"] = (

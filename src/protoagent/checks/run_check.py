@@ -29,6 +29,7 @@ from protoagent.checks.types import CheckPlan, CheckSpec
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, PreparedCommand, prepare_command
 from protoagent.processes.runner import ManagedProcess, ProcessRegistry, session_home
+from protoagent.processes.sandbox import asks_each_command
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 DEFAULT_CHECK_TIMEOUT_S = 300.0
@@ -89,7 +90,8 @@ class RunCheck(Tool[RunCheckInput]):
                 return _nothing_runs(_CheckCall(plan, check, args.phase, unavailable=rejection.message))
             return _nothing_runs(_CheckCall(plan, check, args.phase, error=rejection.message))
         preview = f"check: {check.id} ({args.phase}){f' - {check.reason}' if check.reason else ''}\n{command.preview()}"
-        return Prepared(preview, "execute", state=_CheckCall(plan, check, args.phase, command))
+        call = _CheckCall(plan, check, args.phase, command)
+        return Prepared(preview, "execute", inside_workspace=not asks_each_command(command.sandbox), state=call)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         call: _CheckCall = prepared.state

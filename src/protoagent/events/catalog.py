@@ -106,6 +106,13 @@ class ApprovalDecided(Payload):
     reason: str = ""
 
 
+class ApprovalRuleAdded(Payload):
+    call_id: str
+    """The call whose answer added the rule."""
+    rule: dict[str, Any]
+    """``tool``, ``effect``, ``paths`` and ``command`` (see ``tools.approvals.SessionRule``)."""
+
+
 class ToolEnded(Payload):
     call_id: str
     tool: str
@@ -139,8 +146,10 @@ CATALOG: dict[str, type[Payload]] = {
     "tool.started": ToolStarted,
     "approval.requested": ApprovalRequested,
     "approval.decided": ApprovalDecided,
+    "approval.rule_added": ApprovalRuleAdded,
     "tool.ended": ToolEnded,
     "run.ended": RunEnded,
+    "session.resumed": Generic,
     # Workflow and evidence facts (see spec/task-workflow.txt).
     "run.contract": Generic,
     "task.updated": Generic,
@@ -154,6 +163,9 @@ CATALOG: dict[str, type[Payload]] = {
     "worker.continuing": Generic,
     "worker.ended": Generic,
     "evidence.reported": Generic,
+    "mcp.diagnostics": Generic,
+    "skill.activated": Generic,
+    "skill.resolved": Generic,
 }
 
 

@@ -13,12 +13,21 @@ from pydantic import BaseModel, ValidationError
 
 from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
+from protoagent.excerpts import excerpt
+from protoagent.models.tool_arguments import (
+    PROBLEM_KEY,
+    UNPARSED_KEY,
+    bounded_arguments,
+    is_rejected,
+    rejected_arguments,
+)
 from protoagent.models.types import ToolCall
-from protoagent.tools.approvals import EFFECTS_NEEDING_APPROVAL, ApprovalRequest, ApprovalService
+from protoagent.tools.approvals import EFFECTS_NEEDING_APPROVAL, ApprovalRequest, ApprovalService, Decision
 from protoagent.tools.base import AnyTool, Prepared, Profile, ToolContext, ToolOutput
 from protoagent.tools.registry import ToolRegistry
 
 Status = Literal["ok", "error", "denied", "rejected"]
+_MAX_REPORTED_ERRORS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +111,15 @@ class ToolPipeline:
         profile: Profile | None = None,
     ) -> ToolResult:
         """Run one call to its result event. Never raises for anything the model did."""
+        call = _bounded(call)
         c = _Call(call, agent, turn, step)
-        self._emit(c, "tool.started", {"call_id": call.id, "tool": call.name, "arguments": call.arguments})
+        known = self.registry.get(call.name)
+        presentation = known.metadata.presentation if known is not None else "generic"
+        self._emit(
+            c,
+            "tool.started",
+            {"call_id": call.id, "tool": call.name, "arguments": call.arguments, "presentation": presentation},
+        )
         try:
             tool, args = self._materialize(call, allowed)
             ctx = self._context(call, agent, profile)
@@ -118,37 +134,39 @@ class ToolPipeline:
         if denial is not None:
             return self._finish(c, "denied", _denied_text(denial), {"decided_by": "guard"})
         request = ApprovalRequest(
-            call.id, tool.name, prepared.effect, prepared.preview, prepared.paths, prepared.inside_workspace, agent
+            call.id,
+            tool.name,
+            prepared.effect,
+            prepared.preview,
+            prepared.paths,
+            prepared.inside_workspace,
+            agent,
+            trusted_by=prepared.trusted_by,
+            external=prepared.external,
         )
         grant = None
         if prepared.effect in EFFECTS_NEEDING_APPROVAL:
-            self._emit(
-                c,
-                "approval.requested",
-                {
-                    "call_id": call.id,
-                    "tool": tool.name,
-                    "effect": prepared.effect,
-                    "preview": prepared.preview,
-                    "paths": list(prepared.paths),
-                },
-            )
-            decision = await self.approvals.decide(request)
-            self._emit(
-                c,
-                "approval.decided",
-                {
-                    "call_id": call.id,
-                    "tool": tool.name,
-                    "decision": "allow" if decision.allow else "deny",
-                    "source": decision.source,
-                    "reason": decision.reason,
-                },
-            )
+            decision = await self._approve(c, request)
             if not decision.allow:
                 return self._finish(c, "denied", _denied_text(decision.reason), {"decided_by": decision.source})
             grant = decision.grant
         return await self._execute(c, tool, prepared, ctx, request, grant)
+
+    async def _approve(self, c: _Call, request: ApprovalRequest) -> Decision:
+        """Ask the approval service; the request, the decision and any session rule are events."""
+        ids = {"call_id": request.call_id, "tool": request.tool}
+        self._emit(
+            c,
+            "approval.requested",
+            {**ids, "effect": request.effect, "preview": request.preview, "paths": list(request.paths)},
+        )
+        decision = await self.approvals.decide(request)
+        decided = {**ids, "decision": "allow" if decision.allow else "deny", "source": decision.source}
+        rule = {"rule": decision.rule.to_json()} if decision.rule is not None else {}
+        self._emit(c, "approval.decided", {**decided, "reason": decision.reason, **rule})
+        if decision.rule is not None and decision.source == "answerer":
+            self._emit(c, "approval.rule_added", {"call_id": request.call_id, **rule})
+        return decision
 
     async def _execute(
         self, c: _Call, tool: AnyTool, prepared: Prepared, ctx: ToolContext, request: ApprovalRequest, grant: Any
@@ -169,6 +187,13 @@ class ToolPipeline:
         return self._finish(c, output.status, text, output.data, output.artifact)
 
     def _materialize(self, call: ToolCall, allowed: Sequence[str] | None) -> tuple[AnyTool, BaseModel]:
+        if is_rejected(call.arguments):
+            raise ToolRejected(
+                f"the arguments of {call.name!r} could not be used: {call.arguments.get(PROBLEM_KEY)}. "
+                "Send one JSON object matching the tool's schema.",
+                kind="invalid_arguments",
+                details={"excerpt": call.arguments.get(UNPARSED_KEY)},
+            )
         tool = self.registry.get(call.name)
         visible = list(allowed) if allowed is not None else self.registry.names()
         if tool is None or call.name not in visible:
@@ -181,8 +206,8 @@ class ToolPipeline:
             return tool, tool.input_model.model_validate(call.arguments)
         except ValidationError as exc:
             problems = [
-                {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"]}
-                for e in exc.errors()
+                {"field": excerpt(".".join(str(p) for p in e["loc"]), 100) or "(arguments)", "problem": e["msg"]}
+                for e in exc.errors()[:_MAX_REPORTED_ERRORS]
             ]
             summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
             raise ToolRejected(
@@ -227,6 +252,18 @@ class ToolPipeline:
 
     def _emit(self, c: _Call, type_: str, payload: dict[str, Any]) -> None:
         self.log.append(type_, payload, turn=c.turn, step=c.step, agent=c.agent)
+
+
+def _bounded(call: ToolCall) -> ToolCall:
+    """Oversized or too-deep arguments become a bounded marker before any event records them."""
+    if isinstance(call.arguments, dict):
+        arguments = bounded_arguments(call.arguments)
+    else:
+        arguments = rejected_arguments("the arguments must be a JSON object", repr(call.arguments)[:1000])
+    name = excerpt(str(call.name), 100)
+    if arguments is call.arguments and name == call.name:
+        return call
+    return ToolCall(call.id, name, arguments)
 
 
 def _rejection_text(rejection: ToolRejected) -> str:

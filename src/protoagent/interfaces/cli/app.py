@@ -9,6 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from protoagent.interfaces.cli.agents_cmd import ModeChoice, agents_app
+from protoagent.interfaces.cli.sandbox_opts import (
+    NETWORK_HELP,
+    SANDBOX_HELP,
+    WRITABLE_HELP,
+    SandboxChoice,
+    announce_sandbox,
+)
+
 if TYPE_CHECKING:
     from protoagent.workflow.contract import Surface
 
@@ -23,13 +32,11 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="List and show recorded sessions.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
-agents_app = typer.Typer(
-    help="Turn optional agents (tester, scout, mcp) on or off.", rich_markup_mode=None, invoke_without_command=True
-)
 app.add_typer(agents_app, name="agents")
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+MODE_HELP = "work (a session workspace) or coding (a repository); default coding in a repository, else work."
 
 
 class ApprovalChoice(StrEnum):
@@ -37,6 +44,12 @@ class ApprovalChoice(StrEnum):
     auto_edit = "auto-edit"
     auto = "auto"
     deny = "deny"
+
+
+class ProfileChoice(StrEnum):
+    auto = "auto"
+    small = "small"
+    standard = "standard"
 
 
 class SurfaceChoice(StrEnum):
@@ -54,7 +67,9 @@ EXIT_INTERRUPTED = 130
 @app.command()
 def run(
     objective: Annotated[str, typer.Argument(help="What you want done, in plain words.")],
-    repo: Annotated[Path, typer.Option(help="Repository to work in.")] = Path("."),
+    repo: Annotated[
+        Path | None, typer.Option(help="Repository to work in (Coding mode); default the current folder.")
+    ] = None,
     model: Annotated[
         str,
         typer.Option(
@@ -69,47 +84,76 @@ def run(
         SurfaceChoice, typer.Option(help="Force the request's surface; auto classifies it.")
     ] = SurfaceChoice.auto,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object at the end.")] = False,
+    profile: Annotated[
+        ProfileChoice, typer.Option(help="Prompt profile: small, standard, or auto (by the model's context window).")
+    ] = ProfileChoice.auto,
+    sandbox: Annotated[SandboxChoice, typer.Option(help=SANDBOX_HELP)] = SandboxChoice.auto,
+    network: Annotated[bool, typer.Option("--network", help=NETWORK_HELP)] = False,
+    writable: Annotated[list[Path] | None, typer.Option(help=WRITABLE_HELP)] = None,
+    mode: Annotated[ModeChoice | None, typer.Option(help=MODE_HELP)] = None,
+    agent: Annotated[str | None, typer.Option(help="The lead agent of a new session (see 'agents list').")] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Continue this session with OBJECTIVE as the next message.")
+    ] = None,
 ) -> None:
     """Run OBJECTIVE in a repository and end with an evidence report.
 
-    Exit codes: 0 completed, 1 failed, 2 usage or configuration error, 3 incomplete (unverified).
+    Exit codes: 0 completed, 1 failed, 2 usage or configuration error, 3 incomplete (unverified),
+    130/143/129 stopped by SIGINT/SIGTERM/SIGHUP.
     """
-    import asyncio
-
     from rich.console import Console
 
     from protoagent.api import data_home, open_store
     from protoagent.errors import ConfigError
     from protoagent.interfaces.cli.render import TerminalRenderer, render_report, terminal_answerer
+    from protoagent.interfaces.cli.run_target import resolve_target
+    from protoagent.interfaces.cli.signals import Interrupted, run_until_signalled
     from protoagent.settings import agent_enabled
     from protoagent.workflow.run import RunOptions, run_task
 
     console = Console(stderr=as_json)
     renderer = None if as_json else TerminalRenderer(console)
-    answerer = terminal_answerer(console) if approval is ApprovalChoice.ask and not as_json else None
+    try:
+        asks = announce_sandbox(sandbox, network, writable or [])
+    except ConfigError as exc:
+        _fail(str(exc), as_json)
+    asking = approval is ApprovalChoice.ask or (asks and approval is ApprovalChoice.auto)
+    answerer = terminal_answerer(console) if asking and not as_json else None
     forced = None if surface is SurfaceChoice.auto else cast("Surface", surface.value)
     with open_store() as store:
+        try:
+            target, chosen_mode = resolve_target(store, repo, mode.value if mode else None, agent, resume)
+        except ConfigError as exc:
+            _fail(str(exc), as_json)
         options = RunOptions(
-            repo=repo,
+            repo=target,
+            mode=chosen_mode,
+            agent=agent,
+            resume=resume,
             model=model,
             store=store,
             approval=approval.value,
             answerer=answerer,
             surface=forced,
+            profile=profile.value,
             tester=agent_enabled(data_home(), "tester"),
             scout=agent_enabled(data_home(), "scout"),
             mcp=agent_enabled(data_home(), "mcp"),
             data_home=data_home(),
             on_event=renderer,
             artifacts_root=data_home() / "artifacts",
+            sandbox=sandbox.value,
+            network=network,
+            writable=tuple(writable or ()),
         )
         try:
-            report = asyncio.run(run_task(objective, options))
+            report = run_until_signalled(run_task(objective, options))
         except ConfigError as exc:
             _fail(str(exc), as_json)
-        except KeyboardInterrupt:
-            typer.echo("interrupted: every started command was stopped; the session log records the run", err=True)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except Interrupted as stop:
+            stopped = "every started command was stopped; the session log records the run"
+            typer.echo(f"interrupted ({stop}): {stopped}", err=True)
+            raise typer.Exit(stop.exit_code) from None
     if as_json:
         typer.echo(json.dumps(report.to_json()))
     else:
@@ -127,6 +171,8 @@ def sessions_list(as_json: Annotated[bool, typer.Option("--json", help="Print JS
 
     with open_store() as store:
         rows = store.list()
+        for warning in getattr(store, "list_warnings", ()):
+            typer.echo(f"warning: {warning}", err=True)
     if as_json:
         typer.echo(
             json.dumps(
@@ -153,7 +199,7 @@ def sessions_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the events as JSON.")] = False,
 ) -> None:
     """Show the events of one session, in order."""
-    from protoagent.api import open_store
+    from protoagent.api import open_store, session_facts
     from protoagent.errors import SessionLoadError
 
     with open_store() as store:
@@ -162,11 +208,40 @@ def sessions_show(
         except SessionLoadError as exc:
             _fail(str(exc), as_json)
     if as_json:
-        typer.echo(json.dumps({"session_id": session_id, "events": [e.model_dump() for e in events]}))
+        facts = session_facts(session_id, events)
+        payload = {"session_id": session_id, "mode": facts.mode, "lead": facts.lead, "root": str(facts.root)}
+        typer.echo(json.dumps({**payload, "events": [e.model_dump() for e in events]}))
         return
     for e in events:
         where = f"t{e.turn}.s{e.step}" if e.turn is not None else ""
         typer.echo(f"{e.seq:>5} {e.type:<20} {e.agent:<10} {where:<8} {_brief(e.payload)}")
+
+
+def _register_batch() -> None:
+    from protoagent.interfaces.cli.batch_cmd import batch
+
+    app.command(name="batch")(batch)
+
+
+_register_batch()
+
+
+def _register_skills() -> None:
+    from protoagent.interfaces.cli.skills_cmd import skills_app
+
+    app.add_typer(skills_app, name="skills")
+
+
+_register_skills()
+
+
+def _register_mcp() -> None:
+    from protoagent.interfaces.cli.mcp_cmd import mcp_app
+
+    app.add_typer(mcp_app, name="mcp")
+
+
+_register_mcp()
 
 
 @app.command()
@@ -181,39 +256,56 @@ def checks(
 
 
 @app.command()
-def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def models(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    model: Annotated[
+        str | None, typer.Option(help="Also show what is detected for this model spec: context window, profile.")
+    ] = None,
+) -> None:
     """List model providers, the default model and whether the embedded model is installed."""
     from protoagent.interfaces.cli.models_cmd import models_command
 
-    raise typer.Exit(models_command(as_json))
+    raise typer.Exit(models_command(as_json, model))
 
 
-class Switch(StrEnum):
-    on = "on"
-    off = "off"
-
-
-@agents_app.callback()
-def agents(
-    ctx: typer.Context,
-    name: Annotated[str | None, typer.Argument(help="Optional agent: tester, scout or mcp.")] = None,
-    switch: Annotated[Switch | None, typer.Argument(help="on or off.")] = None,
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on; off loopback a --token is required.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    token: Annotated[str | None, typer.Option(help="Require this bearer token (or its cookie) on requests.")] = None,
+    root: Annotated[
+        list[Path] | None, typer.Option(help="Folder runs may work in (repeatable); default the current folder.")
+    ] = None,
 ) -> None:
-    """Show optional agents, or turn one on or off: `protoagent agents tester off`."""
-    from protoagent.api import data_home
-    from protoagent.errors import ConfigError
-    from protoagent.settings import OPTIONAL_AGENTS, agent_enabled, set_agent
+    """Serve the web UI and its JSON API (sessions, runs, approvals, live events)."""
+    from protoagent.interfaces.cli.serve_cmd import serve_command
 
-    home = data_home()
-    try:
-        if name is not None and switch is not None:
-            set_agent(home, name, switch is Switch.on)
-        elif name is not None:
-            _fail("say on or off, e.g. 'protoagent agents tester off'", False)
-        for agent in OPTIONAL_AGENTS:
-            typer.echo(f"{agent}: {'on' if agent_enabled(home, agent) else 'off'}")
-    except ConfigError as exc:
-        _fail(str(exc), False)
+    raise typer.Exit(serve_command(host, port, token, root or []))
+
+
+@app.command()
+def acp(
+    model: Annotated[str, typer.Option(help="Model spec, as for 'run'.")] = "local",
+    approval: Annotated[
+        ApprovalChoice, typer.Option(help="Approval policy; 'ask' asks the editor.")
+    ] = ApprovalChoice.ask,
+) -> None:
+    """Speak the Agent Client Protocol on stdin/stdout, for editors such as Zed."""
+    from protoagent.interfaces.acp.server import serve_acp
+
+    raise typer.Exit(serve_acp(model, approval.value))
+
+
+@app.command()
+def chat(
+    repo: Annotated[Path, typer.Option(help="Repository to work in.")] = Path("."),
+    model: Annotated[str, typer.Option(help="Model spec, as for 'run'.")] = "local",
+    approval: Annotated[ApprovalChoice, typer.Option(help="Approval policy; 'ask' asks inline.")] = ApprovalChoice.ask,
+) -> None:
+    """Chat with the agent in this terminal: one session, streamed, with inline approvals."""
+    from protoagent.interfaces.cli.chat import chat_command
+
+    raise typer.Exit(chat_command(repo, model, approval.value))
 
 
 def _fail(message: str, as_json: bool) -> None:
@@ -230,4 +322,12 @@ def _brief(payload: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    app()
+    from protoagent.errors import ConfigError, SessionLoadError
+
+    try:
+        app()
+    except (ConfigError, SessionLoadError) as exc:
+        # The last line of defence: a misconfiguration any command did not map itself is one
+        # line naming the fix, exit 2, never a traceback.
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(EXIT_USAGE) from None

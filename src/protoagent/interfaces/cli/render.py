@@ -32,6 +32,8 @@ class TerminalRenderer:
                     f"[bold]session[/bold] {event.session_id}  model={payload['model']}  "
                     f"approval={payload['approval_policy']}  repo={payload['root']}"
                 )
+            case "session.resumed":
+                self.console.print(f"[bold]session[/bold] {event.session_id} continued  model={payload['model']}")
             case "model.delta":
                 self._streaming = True
                 self.console.print(payload["text"], end="", markup=False, highlight=False)
@@ -81,11 +83,25 @@ def terminal_answerer(console: Console) -> Answerer | None:
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         console.rule(f"approve {request.effect} by {request.tool}?")
         console.print(request.preview, markup=False, highlight=False)
-        reply = await asyncio.to_thread(input, "allow once? [y/N] ")
-        allowed = reply.strip().lower() in ("y", "yes")
-        return ApprovalAnswer(allowed, "approved on the terminal" if allowed else "declined on the terminal")
+        reply = await asyncio.to_thread(input, "allow? y = once, s = for this session, n or a reason = deny [y/s/N] ")
+        return answer_from_reply(reply)
 
     return ask
+
+
+def answer_from_reply(reply: str) -> ApprovalAnswer:
+    """A typed reply as one of the three choices: ``y`` once, ``s`` for the session, else deny
+    (any other text is the reason the model sees)."""
+    text = reply.strip()
+    match text.lower():
+        case "y" | "yes" | "once":
+            return ApprovalAnswer.once("approved once on the terminal")
+        case "s" | "session" | "always":
+            return ApprovalAnswer.for_session("approved for this session on the terminal")
+        case "" | "n" | "no":
+            return ApprovalAnswer.deny("declined on the terminal")
+        case _:
+            return ApprovalAnswer.deny(f"declined on the terminal: {text}")
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -104,6 +120,9 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
     )
     if report["changed_files"]:
         console.print("changed files: " + ", ".join(report["changed_files"]), highlight=False)
+    for effect in report.get("external_effects", []):
+        line = f"{effect['server']}/{effect['tool']} {effect['arguments_summary']} ({effect['status']})"
+        console.print(escape(f"  external effect (MCP, outside the workspace): {line}"), highlight=False)
     for check in report["checks"]:
         tests = f", {check['tests_run']} tests" if check.get("tests_run") is not None else ""
         console.print(escape(f"  check {check['id']} [{check['phase']}]: {check['outcome']}{tests}"), highlight=False)
