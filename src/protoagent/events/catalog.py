@@ -159,6 +159,7 @@ CATALOG: dict[str, type[Payload]] = {
     "workflow.phase": Generic,
     "workflow.work_yielded": Generic,
     "workflow.continuing": Generic,
+    "workflow.stuck": Generic,
     "worker.started": Generic,
     "worker.continuing": Generic,
     "worker.ended": Generic,

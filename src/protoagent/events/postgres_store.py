@@ -17,7 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from protoagent.errors import ConfigError, SessionLoadError
-from protoagent.events.store import SessionSummary, check_loaded
+from protoagent.events.store import SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class PostgresStore:
                 "WHERE session_id = %s ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        events = [_row_to_event(session_id, row) for row in rows]
+        events = [event_from_row(session_id, row) for row in rows]
         check_loaded(session_id, int(head[0]), events)
         return events
 
@@ -132,16 +132,6 @@ class PostgresStore:
                 "FROM protoagent_sessions s ORDER BY s.created"
             ).fetchall()
         return [SessionSummary(r[0], float(r[1]), int(r[4]), int(r[2]), r[3]) for r in rows]
-
-
-def _row_to_event(session_id: str, row: tuple[Any, ...]) -> Event:
-    seq, time, type_, turn, step, agent, payload_text = row
-    payload = json.loads(payload_text)
-    if not isinstance(payload, dict):
-        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not a JSON object")
-    return Event.model_construct(
-        seq=seq, session_id=session_id, time=time, type=type_, turn=turn, step=step, agent=agent, payload=payload
-    )
 
 
 def _redact(url: str) -> str:

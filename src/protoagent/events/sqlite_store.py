@@ -9,7 +9,7 @@ from pathlib import Path
 
 from protoagent.errors import SessionLoadError
 from protoagent.events.sqlite_damage import damaged_store, list_damaged, open_checked
-from protoagent.events.store import SessionSummary, check_loaded
+from protoagent.events.store import SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
 _SCHEMA = """
@@ -101,7 +101,7 @@ class SQLiteStore:
                 ).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise SessionLoadError(session_id, f"{self.path} is damaged where it is stored ({exc})") from None
-        events = [_row_to_event(session_id, row) for row in rows]
+        events = [event_from_row(session_id, row) for row in rows]
         check_loaded(session_id, int(head[0]), events)
         return events
 
@@ -118,18 +118,3 @@ class SQLiteStore:
             except sqlite3.DatabaseError:
                 rows, self.list_warnings = list_damaged(self._db, self.path)
         return [SessionSummary(r[0], r[1], r[4], r[2], r[3]) for r in rows]
-
-
-def _row_to_event(session_id: str, row: tuple[object, ...]) -> Event:
-    seq, time, type_, turn, step, agent, payload_text = row
-    try:
-        payload = json.loads(str(payload_text))
-    except json.JSONDecodeError as exc:
-        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not JSON ({exc})") from None
-    if not isinstance(payload, dict):
-        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not a JSON object")
-    # Rows come from our own schema; model_construct skips re-validating the envelope, and
-    # check_loaded validates every payload against the catalog.
-    return Event.model_construct(
-        seq=seq, session_id=session_id, time=time, type=type_, turn=turn, step=step, agent=agent, payload=payload
-    )

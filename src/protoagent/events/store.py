@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -55,6 +56,24 @@ def check_loaded(session_id: str, version: int, events: Sequence[Event]) -> None
         problem = validate_payload(event.type, event.payload)
         if problem is not None:
             raise SessionLoadError(session_id, f"malformed event at seq {event.seq}: {problem}")
+
+
+def event_from_row(session_id: str, row: Sequence[object]) -> Event:
+    """One stored row ``(seq, time, type, turn, step, agent, payload JSON text)`` as an event.
+
+    Rows come from a store's own schema, so the envelope is not validated again;
+    ``check_loaded`` validates every payload against the catalog.
+    """
+    seq, time, type_, turn, step, agent, payload_text = row
+    try:
+        payload = json.loads(str(payload_text))
+    except json.JSONDecodeError as exc:
+        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise SessionLoadError(session_id, f"malformed event at seq {seq}: payload is not a JSON object")
+    return Event.model_construct(
+        seq=seq, session_id=session_id, time=time, type=type_, turn=turn, step=step, agent=agent, payload=payload
+    )
 
 
 class MemoryStore:
