@@ -169,7 +169,10 @@ def test_ray_worker_killed_mid_task_is_retried_and_counted_once(tmp_path: Path) 
     while not victims and time.monotonic() < deadline and proc.poll() is None:
         victims = _ray_worker_pids()
         time.sleep(0.1)
-    assert victims, "the Ray task never started"
+    if not victims:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the Ray task was never seen running (exit {proc.returncode}):\n{err[-2000:]}\n{out[-500:]}")
     time.sleep(1.0)
     killed = 0
     for pid in victims:

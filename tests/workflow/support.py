@@ -53,7 +53,6 @@ def fix_turns() -> list[dict[str, Any]]:
         call("read_file", "coder", path="dates.py"),
         call("edit_file", "coder", path="dates.py", old=BUGGY_LINE, new=FIXED_LINE, expected_revision=sha(BUGGY)),
         call("report_task", "coder", status="done", summary="swapped month and day back"),
-        say("fixed", "coder"),
     ]
 
 

@@ -32,7 +32,6 @@ def fix_turns() -> list[dict[str, object]]:
         call("coder", "architect", task="fix the swapped month/day in dates.py"),
         call("edit_file", "coder", path="dates.py", old=BUGGY_LINE, new=FIXED_LINE, expected_revision=sha(BUGGY)),
         call("report_task", "coder", status="done", summary="swapped month and day back"),
-        say("fixed", "coder"),
         say("Fixed parse_date.", "architect"),
     ]
 

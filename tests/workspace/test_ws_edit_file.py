@@ -45,6 +45,8 @@ def test_edit_replaces_exactly_one_occurrence_and_keeps_rest_intact(source: Path
         "path": "app.py",
         "revision_before": revision,
         "source_revision": _revision(expected.encode()),
+        "lines_added": 1,
+        "lines_removed": 1,
     }
 
 
@@ -282,3 +284,15 @@ def test_edit_of_binary_file_is_refused(root: Path, ctx: ToolContext):
     with pytest.raises(ToolRejected) as caught:
         prepare(EditFileTool, ctx, path="blob.bin", old="binary", new="text", expected_revision=_revision(data))
     assert caught.value.kind == "binary_file"
+
+
+def test_edit_file_reports_the_lines_of_the_new_text(root: Path, ctx: ToolContext) -> None:
+    (root / "span.py").write_text("a\nb\nc\n")
+    revision = call(ReadFileTool, ctx, path="span.py").data["revision"]
+    grown = call(EditFileTool, ctx, path="span.py", old="b\n", new="x\ny\nz\n", expected_revision=revision)
+    assert grown.text.startswith("edited span.py lines 2-4;")
+    assert (grown.data["lines_added"], grown.data["lines_removed"]) == (3, 1)
+    shrunk = call(
+        EditFileTool, ctx, path="span.py", old="x\ny\nz\n", new="q\n", expected_revision=grown.data["source_revision"]
+    )
+    assert shrunk.text.startswith("edited span.py lines 2-2;")

@@ -41,9 +41,7 @@ class DelegateTool(Tool[DelegateArgs]):
         from protoagent.workflow.workers import runner_of
 
         text = await runner_of(ctx).run_member(self.member, str(prepared.state))
-        return ToolOutput(
-            f"{self.member.name} reports (advice, not evidence): {text}", data={"member": self.member.name}
-        )
+        return ToolOutput(f"advice, not evidence:\n{text}", data={"member": self.member.name})
 
 
 def member_tool(member: EffectiveAgent, lead: str) -> AnyTool:

@@ -87,16 +87,18 @@ class TaskRecord:
             fields[key] = tuple(data.get(key, ()))
         return cls(**fields)
 
-    def render(self) -> str:
-        """The compact text re-inserted into every admitted request."""
+    def render(self, *, checks: bool = True) -> str:
+        """The compact text re-inserted into every admitted request; ``checks=False`` leaves out
+        the check ids (for a surface that has no tool to run them)."""
         lines = [f"objective: {self.objective}"]
         if self.criteria:
             lines.append("criteria: " + "; ".join(self.criteria))
         lines.append("allowed_paths: " + (", ".join(self.allowed_paths) or "(whole workspace)"))
-        lines.append("available_check_ids: " + json.dumps(list(self.available_check_ids)))
-        lines.append("selected_check_ids: " + json.dumps(list(self.selected_check_ids)))
-        lines.append("bootstrap_checks: " + json.dumps(list(self.bootstrap_check_ids)))
-        lines.append("baseline_check_ids: " + json.dumps(list(self.baseline_check_ids)))
+        if checks:
+            lines.append("available_check_ids: " + json.dumps(list(self.available_check_ids)))
+            lines.append("selected_check_ids: " + json.dumps(list(self.selected_check_ids)))
+            lines.append("bootstrap_checks: " + json.dumps(list(self.bootstrap_check_ids)))
+            lines.append("baseline_check_ids: " + json.dumps(list(self.baseline_check_ids)))
         if self.frozen:
             lines.append("plan: frozen")
         if self.read_only:

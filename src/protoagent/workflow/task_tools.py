@@ -143,7 +143,12 @@ class ReportTask(Tool[ReportArgs]):
         args: ReportArgs = prepared.state
         report = WorkerReport(ctx.agent_role, args.status, args.summary, tuple(args.missing_paths))
         board_of(ctx).report(report)
-        data: dict[str, Any] = {"status": args.status, "role": ctx.agent_role}
+        data: dict[str, Any] = {
+            "status": args.status,
+            "role": ctx.agent_role,
+            "summary": args.summary,
+            "missing_paths": list(args.missing_paths),
+        }
         return ToolOutput(f"report recorded: {args.status}", data=data)
 
 

@@ -21,9 +21,18 @@ from protoagent.models.types import ActionMode, ModelRequest
 from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.reports import (
+    WRITE_TOOLS,
+    FileChange,
+    file_changes,
+    recorded_report,
+    render_changes,
+    render_report,
+)
 from protoagent.workflow.task import WorkerReport
 
-WRITE_TOOLS = frozenset({"edit_file", "create_file", "replace_file"})
+REPORTED = "report_recorded"
+"""Why a worker's turn ended: it recorded its report, so it gets no further model request."""
 WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
 DEFAULT_WINDOWS = 3
 
@@ -45,6 +54,8 @@ class WorkerOutcome:
     summary: str
     changed_files: tuple[str, ...] = ()
     windows: int = 1
+    changes: tuple[FileChange, ...] = ()
+    missing_paths: tuple[str, ...] = ()
 
 
 def file_writes(events: Sequence[Event], agent: str | None = None, after_seq: int = 0) -> list[Event]:
@@ -94,21 +105,34 @@ class WorkerRunner:
         self.mode = mode
         self.max_windows = max_windows
         self.pending_yield: str | None = None
+        self.assignments: dict[str, int] = {}
+        """Worker agent -> the log length when its current assignment started."""
 
     def yield_hook(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        """Before-model hook for the Architect: after an exhausted progressing assignment, yield."""
+        """Before-model hook: the Architect yields after an exhausted progressing assignment; a
+        worker that recorded its report gets no further request (its turn is over)."""
         if request.agent_role == "architect" and self.pending_yield is not None:
             reason, self.pending_yield = self.pending_yield, None
             raise YieldControl(reason)
+        start = self.assignments.get(request.agent_role)
+        if start is not None and recorded_report(events, request.agent_role, start) is not None:
+            raise YieldControl(REPORTED)
         return request
+
+    def _assignment(self, role: str, task: str) -> str:
+        """Open a worker assignment; the task record reaches it through admission, once."""
+        self.assignments[role] = len(self.session.log)
+        self.session.log.append("worker.started", {"role": role, "task": task}, agent=role)
+        return f"Assignment: {task}"
 
     async def run_coder(self, task: str) -> WorkerOutcome:
         log = self.session.log
-        log.append("worker.started", {"role": "coder", "task": task}, agent="coder")
+        assignment = self._assignment("coder", task)
         self.board.new_inference()
         loop = AgentLoop(self.session, agent="coder", role=self._role("coder", roles.coder), budget=self.budget)
-        loop.start_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
+        loop.start_turn(assignment)
         outcome = await self._windows(loop)
+        outcome = replace(outcome, changes=file_changes(log.events, "coder", self.assignments["coder"]))
         loop.end_turn(
             TurnOutcome("completed" if outcome.status == "done" else "limit", outcome.summary, loop.steps_taken)
         )
@@ -134,17 +158,19 @@ class WorkerRunner:
         first_seq = len(log)
         for window in range(1, self.max_windows + 1):
             start = len(log)
-            result = await loop.run_steps(roles.WINDOW_MODEL_CALLS)
+            result = await loop.run_steps(loop.role.max_steps)
             events = log.events
             fresh = file_writes(events, "coder", start)
             changed = tuple(
                 dict.fromkeys(str(e.payload["data"].get("path")) for e in file_writes(events, "coder", first_seq))
             )
-            report = _window_report(events, start)
-            if report is not None and report.status != "done":
-                return WorkerOutcome(report.status, "", report.summary, changed, window)
-            if result.status == "completed" or report is not None:
-                return WorkerOutcome("done", "", report.summary if report else result.text, changed, window)
+            report = recorded_report(events, "coder", start)
+            if report is not None:
+                return WorkerOutcome(
+                    report.status, "", report.summary, changed, window, missing_paths=report.missing_paths
+                )
+            if result.status == "completed":
+                return WorkerOutcome("done", "", result.text, changed, window)
             if result.status in ("failed", "yielded"):
                 return WorkerOutcome("blocked", "worker_failed", result.text, changed, window)
             if not fresh:
@@ -169,11 +195,12 @@ class WorkerRunner:
 
     async def run_tester(self, task: str) -> str:
         log = self.session.log
-        log.append("worker.started", {"role": "tester", "task": task}, agent="tester")
+        assignment = self._assignment("tester", task)
         loop = AgentLoop(self.session, agent="tester", role=self._role("tester", roles.tester), budget=self.budget)
-        outcome = await loop.run_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
+        outcome = await loop.run_turn(assignment)
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
-        return outcome.text
+        report = recorded_report(log.events, "tester", self.assignments["tester"])
+        return render_report("tester", report, outcome.text)
 
     def _role(self, name: str, builtin: Callable[[Profile, ActionMode], Preset]) -> Preset:
         """The built-in worker role with the prompt and tools its compiled config gives."""
@@ -184,24 +211,15 @@ class WorkerRunner:
     async def run_member(self, member: EffectiveAgent, task: str) -> str:
         """One generated delegate: the member's compiled prompt and tools, in this session."""
         log = self.session.log
-        log.append("worker.started", {"role": member.name, "task": task}, agent=member.name)
+        assignment = self._assignment(member.name, task)
         role = Preset(
             member.name, member.prompt, member.tools, max_steps=8, profile=self.profile, action_mode=self.mode
         )
         loop = AgentLoop(self.session, agent=member.name, role=role, budget=self.budget)
-        outcome = await loop.run_turn(f"Assignment: {task}\n\nTask record:\n{self.board.record.render()}")
+        outcome = await loop.run_turn(assignment)
         log.append("worker.ended", {"role": member.name, "status": outcome.status}, agent=member.name)
-        return outcome.text
-
-
-def _window_report(events: Sequence[Event], after_seq: int) -> WorkerReport | None:
-    for event in reversed(events):
-        if event.seq <= after_seq:
-            return None
-        if event.type == "tool.ended" and event.payload["tool"] == "report_task" and event.payload["status"] == "ok":
-            data = event.payload["data"]
-            return WorkerReport(event.agent, data["status"], event.payload["output"])
-    return None
+        report = recorded_report(log.events, member.name, self.assignments[member.name])
+        return render_report(member.name, report, outcome.text)
 
 
 def runner_of(ctx: ToolContext) -> WorkerRunner:
@@ -227,15 +245,20 @@ class CoderTool(Tool[AssignmentArgs]):
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         outcome = await runner_of(ctx).run_coder(str(prepared.state))
-        files = ", ".join(outcome.changed_files) or "none"
-        label = outcome.status + (f"/{outcome.reason}" if outcome.reason else "")
-        text = f"coder {label}: {outcome.summary}\nfiles changed: {files}"
+        report = WorkerReport("coder", outcome.status, outcome.summary, outcome.missing_paths, outcome.reason)
+        text = render_report("coder", report, "") + "\n" + render_changes(outcome.changes)
         return ToolOutput(
             text,
             data={
                 "status": outcome.status,
                 "reason": outcome.reason,
+                "summary": outcome.summary,
+                "missing_paths": list(outcome.missing_paths),
                 "changed_files": list(outcome.changed_files),
+                "changes": [
+                    {"path": c.path, "revision": c.revision, "lines_added": c.added, "lines_removed": c.removed}
+                    for c in outcome.changes
+                ],
                 "windows": outcome.windows,
             },
         )
@@ -253,7 +276,7 @@ class TesterTool(Tool[AssignmentArgs]):
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         advice = await runner_of(ctx).run_tester(str(prepared.state))
-        return ToolOutput(f"tester advice (not evidence): {advice}")
+        return ToolOutput(f"advice, not evidence:\n{advice}")
 
 
 WORKER_TOOLS = (CoderTool, TesterTool)

@@ -23,7 +23,8 @@ class ExactEdit:
     text: str
     start_line: int
     end_line: int
-    """Lines of the original file that the replaced text touched (1-based)."""
+    """Lines the new text occupies in the edited file (1-based); a deletion gives the line where
+    the removed text was."""
     diff: str
 
 
@@ -39,7 +40,7 @@ def replace_exactly_once(text: str, old: str, new: str, path: str) -> ExactEdit:
     start = _locate_unique(normalized, old_n, path)
     end = start + len(old_n)
     first_line = normalized.count("\n", 0, start) + 1
-    last_line = first_line + old_n.rstrip("\n").count("\n")
+    last_line = first_line + new_n.rstrip("\n").count("\n")
     diff = unified_edit_diff(path, normalized, start, end, new_n)
     if normalized is text or "\r\n" not in text:
         result = normalized[:start] + new_n + normalized[end:]
@@ -185,6 +186,19 @@ def unified_edit_diff(path: str, normalized: str, start: int, end: int, new_n: s
     new_slice = normalized[before:start] + new_n + normalized[end:after]
     offset = normalized.count("\n", 0, before)
     return _diff(path, old_slice, new_slice, offset)
+
+
+def diff_stat(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a unified diff."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+    return added, removed
 
 
 def _line_end(text: str, index: int) -> int:

@@ -1,0 +1,85 @@
+"""What a worker hands back to its caller: its recorded report, and for Coder the files it changed.
+
+A worker's turn ends at ``report_task``; the caller's tool result carries the report's status,
+whole summary and structured fields, never just the worker's last chat line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from protoagent.events.types import Event
+from protoagent.workflow.task import ReportStatus, WorkerReport
+
+WRITE_TOOLS = frozenset({"edit_file", "create_file", "replace_file"})
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file a worker changed in its assignment: the revision it left and a diff stat."""
+
+    path: str
+    revision: str
+    added: int
+    removed: int
+
+    def render(self) -> str:
+        return f"{self.path} revision {self.revision} (+{self.added} -{self.removed})"
+
+
+def recorded_report(events: Sequence[Event], agent: str, after_seq: int = 0) -> WorkerReport | None:
+    """The latest ``report_task`` that ``agent`` recorded after ``after_seq``, if any."""
+    for event in reversed(events):
+        if event.seq <= after_seq:
+            return None
+        if (
+            event.agent == agent
+            and event.type == "tool.ended"
+            and event.payload["tool"] == "report_task"
+            and event.payload["status"] == "ok"
+        ):
+            data = event.payload.get("data") or {}
+            status = cast(ReportStatus, str(data.get("status", "done")))
+            summary = str(data.get("summary", event.payload.get("output", "")))
+            missing = tuple(str(p) for p in data.get("missing_paths", ()))
+            return WorkerReport(agent, status, summary, missing)
+    return None
+
+
+def render_report(role: str, report: WorkerReport | None, last_text: str) -> str:
+    """The caller's view of a worker's result: status, whole summary, missing paths."""
+    if report is None:
+        return f"{role} made no report; its last message: {last_text or '(none)'}"
+    lines = [f"{role} reported {report.status}" + (f"/{report.reason}" if report.reason else "") + ":"]
+    lines.append(report.summary or "(no summary)")
+    if report.missing_paths:
+        lines.append("missing paths: " + ", ".join(report.missing_paths))
+    return "\n".join(lines)
+
+
+def file_changes(events: Sequence[Event], agent: str, after_seq: int = 0) -> tuple[FileChange, ...]:
+    """Files ``agent`` wrote after ``after_seq``, in first-write order, with the last revision
+    each write left and the lines its writes added and removed."""
+    changes: dict[str, FileChange] = {}
+    for event in events:
+        if event.seq <= after_seq or event.agent != agent or event.type != "tool.ended":
+            continue
+        if event.payload["tool"] not in WRITE_TOOLS or event.payload["status"] != "ok":
+            continue
+        data = event.payload.get("data") or {}
+        path = str(data.get("path"))
+        before = changes.get(path, FileChange(path, "", 0, 0))
+        changes[path] = FileChange(
+            path,
+            str(data.get("source_revision", "")),
+            before.added + int(data.get("lines_added", 0)),
+            before.removed + int(data.get("lines_removed", 0)),
+        )
+    return tuple(changes.values())
+
+
+def render_changes(changes: Sequence[FileChange]) -> str:
+    if not changes:
+        return "changed files: none"
+    return "changed files:\n" + "\n".join(f"- {c.render()}" for c in changes)
