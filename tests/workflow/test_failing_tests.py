@@ -69,7 +69,7 @@ def test_preexisting_failures_are_reported_and_open_no_repair(tmp_path: Path) ->
     assert not [e for e in run.of("workflow.phase") if e.payload["phase"] == "repair"]
     assert run.json["applied"] is True and run.json["verified"] is False
     note = next(n for n in run.json["notes"] if "failed before the change too" in n)
-    assert "test_unrelated_long_list" in note and "own tests" in note
+    assert "test_unrelated_long_list" in note and "every other test it ran passes" in note
 
 
 def test_new_failures_are_the_only_ones_a_repair_names(tmp_path: Path) -> None:
@@ -120,3 +120,51 @@ def test_unavailable_note_does_not_claim_edits_in_a_run_that_applied_nothing(tmp
     assert run.json["verification"] == "unavailable"
     assert not any("edits stay applied" in n for n in run.json["notes"])
     assert any(n.startswith("setup: check 't' could not run") for n in run.json["notes"])
+
+
+def test_an_unrelated_change_in_a_repository_with_failing_tests_opens_no_repair(tmp_path: Path) -> None:
+    turns = [
+        call("coder", "architect", task="add a module docstring line to dates.py"),
+        call(
+            "edit_file",
+            "coder",
+            path="dates.py",
+            old='"""Parse ISO calendar dates."""',
+            new='"""Parse ISO calendar dates (reviewed)."""',
+            expected_revision=sha(BUGGY),
+        ),
+        call("report_task", "coder", status="done", summary="docstring updated"),
+        say("Docstring updated.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "note in the module docstring that it was reviewed", turns, files=BROKEN_BEFORE)
+    assert not [e for e in run.of("workflow.phase") if e.payload["phase"] == "repair"]
+    note = next(n for n in run.json["notes"] if "failed before the change too" in n)
+    assert "test_parses_year_month_day" in note and "test_unrelated_long_list" in note
+    assert run.json["applied"] is True and run.json["verified"] is False
+
+
+def test_a_fix_that_did_not_fix_the_failing_test_is_repaired_and_says_so(tmp_path: Path) -> None:
+    turns = [
+        call("coder", "architect", task="fix dates.py"),
+        call(
+            "edit_file",
+            "coder",
+            path="dates.py",
+            old='"""Parse ISO calendar dates."""',
+            new='"""Parse ISO calendar dates."""\n',
+            expected_revision=sha(BUGGY),
+        ),
+        call("report_task", "coder", status="done", summary="tried"),
+        say("Tried.", "architect"),
+        say("no more", "architect"),
+        say("no more", "architect"),
+        say("no more", "architect"),
+    ]
+    files = {"dates.py": BUGGY, "test_dates.py": LONG_DIFF_TEST.replace("test_unrelated", "_unused")}
+    run = run_workflow(tmp_path, "fix the failing date parser test", turns, files=files)
+    repairs = [e for e in run.of("context.injected") if "Repair:" in str(e.payload.get("text", ""))]
+    assert repairs, "the failing test the objective is about must still be repaired"
+    text = str(repairs[0].payload["text"])
+    assert "failing tests to fix: test_dates.ParseDateTest.test_parses_year_month_day" in text
+    assert "leave them" not in text
+    assert any("the change did not fix them" in n for n in run.json["notes"])

@@ -49,7 +49,8 @@ class BatchTask(BaseModel):
     checks: list[dict[str, Any]] | None = None
     """Overrides the repository's checks (the ``checks`` list of ``.protoagent/project.json``)."""
     expect: Expectation | None = None
-    max_model_calls: int = Field(default=80, ge=1, le=10_000)
+    max_model_calls: int | None = Field(default=None, ge=1, le=10_000)
+    """The run's model-call budget; None takes the prompt profile's own."""
 
     @field_validator("expect", mode="before")
     @classmethod

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
+from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.task import TaskRecord, is_documentation_path
 from protoagent.workflow.workers import file_writes, revision_current
 
@@ -38,10 +41,8 @@ class CheckResult:
 
     @property
     def only_preexisting(self) -> bool:
-        """A failing result whose every named failure also failed at baseline, after a change that
-        made progress there: what is left was broken before and is not this task's work. (With no
-        progress the baseline failure is still the one the task is about.)"""
-        return self.outcome == "failed" and bool(self.failed_tests) and not self.new_failures and self.progressed
+        """A failing result whose every named failure also failed at baseline."""
+        return self.outcome == "failed" and bool(self.failed_tests) and not self.new_failures
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +64,8 @@ class Evidence:
     checks: tuple[CheckResult, ...]
     verification: Verification
     notes: tuple[str, ...] = field(default=())
+    external_effects: tuple[dict[str, Any], ...] = field(default=())
+    """MCP calls that may have acted outside the workspace (see ``integrations.mcp_effects``)."""
 
 
 def check_results(events: Sequence[Event]) -> list[CheckResult]:
@@ -139,7 +142,9 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
         if r.phase == "verify" and r.seq > last_write:
             final[r.id] = r
     selected = record.selected_check_ids
-    verification = _verification(selected, final, by_seq, root, deferred, results, last_write, notes, applied)
+    verification = _verification(
+        selected, final, by_seq, root, deferred, results, last_write, notes, applied, record.objective
+    )
     verified = verification == "verified"
     docs_only = bool(changed) and all(is_documentation_path(p) for p in changed)
     if record.unresolved_reports:
@@ -149,7 +154,9 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
     supported = applied and (verified or docs_only) and not record.unresolved_reports
     if changed and not applied:
         notes.append("some changed files no longer match the revision this run wrote")
-    return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes))
+    notes += diagnostics_notes(events)
+    effects = tuple(external_effects(events))
+    return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects)
 
 
 def _verification(
@@ -162,6 +169,7 @@ def _verification(
     last_write: int,
     notes: list[str],
     applied: bool = False,
+    objective: str = "",
 ) -> Verification:
     if deferred:
         notes.append("verification deferred: you said you will run the checks")
@@ -200,7 +208,7 @@ def _verification(
             notes.append(f"check {c!r}: zero tests ran; zero tests never verify a change")
             return "failed"
         if r.outcome != "passed":
-            notes.append(_failure_note(c, r))
+            notes.append(_failure_note(c, r, objective))
             return "failed"
         if not dependencies_current(root, by_seq[r.seq]):
             notes.append(f"files check {c!r} depends on changed after it ran")
@@ -208,18 +216,53 @@ def _verification(
     return "verified"
 
 
-def _failure_note(check_id: str, result: CheckResult) -> str:
+_SEEKS_FIX = re.compile(r"\b(?:fix\w*|fail\w*|bug\w*|broken|repair\w*|crash\w*|regression)\b|\bmake\b.*\bpass", re.I)
+
+
+def names_a_test(objective: str, test_id: str) -> bool:
+    """True when the objective names the test (its last component, over three characters)."""
+    name = short_name(test_id)
+    return len(name) > 3 and name.lower() in objective.lower()
+
+
+def seeks_fix(objective: str) -> bool:
+    """True when the objective asks to fix failures (a failing test, a bug, a crash)."""
+    return _SEEKS_FIX.search(objective) is not None
+
+
+def leaves_old_failures(result: CheckResult, objective: str) -> bool:
+    """Whether failures that predate the change (and that the objective does not name) are left
+    alone: after progress against the baseline, when the objective names the tests it is about,
+    or when it is not about fixing failures at all."""
+    named = any(names_a_test(objective, t) for t in result.failed_tests)
+    return result.progressed or named or not seeks_fix(objective)
+
+
+def outside_task(result: CheckResult, objective: str) -> bool:
+    """True when what still fails was already failing before the change and is not this task's
+    work: the objective does not name those tests, and either the change made progress against
+    the baseline (its own tests pass, or some old failures are gone) or the objective is not about
+    fixing failures at all ("add a docstring" in a repository with a broken test)."""
+    if not result.only_preexisting or any(names_a_test(objective, t) for t in result.failed_tests):
+        return False
+    return leaves_old_failures(result, objective)
+
+
+def _failure_note(check_id: str, result: CheckResult, objective: str) -> str:
     """Why a final check did not verify, naming tests the runner named."""
     if result.outcome in ("error", "timed_out"):
         return f"check {check_id!r} {'timed out' if result.outcome == 'timed_out' else 'could not finish'}"
-    if result.only_preexisting:
+    if outside_task(result, objective):
         names = ", ".join(result.preexisting_failures)
         return (
             f"check {check_id!r}: {names} failed before the change too (at baseline) and are outside this task; "
-            "the change's own tests and every other test it ran pass"
+            "every other test it ran passes"
         )
-    if result.failed_tests:
+    if result.new_failures:
         before = result.preexisting_failures
         old = f" (also failing at baseline: {', '.join(before)})" if before else ""
         return f"check {check_id!r} failed: {', '.join(result.new_failures)}{old}"
+    if result.failed_tests:
+        names = ", ".join(result.failed_tests)
+        return f"check {check_id!r} failed: {names}, which also failed before the change; the change did not fix them"
     return f"check {check_id!r} failed"

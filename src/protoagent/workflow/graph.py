@@ -9,12 +9,19 @@ from dataclasses import dataclass
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
-from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
+from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ToolCall
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.contract import RunContract
-from protoagent.workflow.evidence import CheckResult, check_results
+from protoagent.workflow.evidence import (
+    CheckResult,
+    check_results,
+    leaves_old_failures,
+    names_a_test,
+    outside_task,
+)
+from protoagent.workflow.progress import ProgressMonitor
 from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
 
 MAX_REPAIRS = 2
@@ -29,6 +36,8 @@ class GraphState:
     deferred: bool = False
     stop_reason: str = ""
     model_failed: bool = False
+    stuck: str = ""
+    """Why the lead was found stuck (the phase ended early), or empty."""
 
 
 class WorkflowGraph:
@@ -51,8 +60,10 @@ class WorkflowGraph:
         self.state = GraphState(deferred=contract.defer_verification)
         self._ids = itertools.count(1)
         self.architect = AgentLoop(session, agent="architect", role=role, budget=budget)
+        self.progress = ProgressMonitor()
 
     async def run_editing(self, objective: str) -> GraphState:
+        self.session.hooks.register(HookRegistration(94, "progress", self.progress.hook))
         await self._baseline()
         self._phase("edit")
         outcome = await self.architect.run_turn(objective, context=self._baseline_context())
@@ -71,6 +82,8 @@ class WorkflowGraph:
             record = self.board.record
             outcome = await self._turn(_repair_message(failing, record.render(), record.objective))
             outcome = await self._continue_yielded_work(outcome)
+        if self.state.stuck:
+            await self._end_stuck()
         return self.state
 
     async def run_verification(self) -> GraphState:
@@ -121,7 +134,7 @@ class WorkflowGraph:
             self.state.stop_reason = f"check {stopping[0].id!r} ended {stopping[0].outcome}"
             return []
         failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
-        in_scope = [r for r in failing if not r.only_preexisting or _named_in(r, self.board.record.objective)]
+        in_scope = [r for r in failing if not outside_task(r, self.board.record.objective)]
         if failing and not in_scope:
             # Every failure left also failed at baseline: outside the task unless the objective names it.
             self.state.stop_reason = "the only failures left also failed before the change (at baseline)"
@@ -132,7 +145,7 @@ class WorkflowGraph:
         await self.session.pipeline.run(call, agent="verifier", allowed=("run_check",))
 
     async def _continue_yielded_work(self, outcome: TurnOutcome) -> TurnOutcome:
-        while outcome.status == "yielded":
+        while outcome.status == "yielded" and not self._is_stuck():
             self.session.log.append(
                 "workflow.work_yielded", {"reason": outcome.text, "continuations": self.state.continuations}
             )
@@ -161,7 +174,25 @@ class WorkflowGraph:
         writes = file_writes(self.session.log.events)
         return bool(writes) and all(revision_current(self.session.root, w) for w in writes[-1:])
 
+    def _is_stuck(self) -> bool:
+        """True once the progress monitor found the lead stuck; records the reason once."""
+        reason = self.progress.reason
+        if reason is None:
+            return False
+        if not self.state.stuck:
+            self.state.stuck = reason
+            self.session.log.append("workflow.stuck", {"reason": reason})
+        return True
+
+    async def _end_stuck(self) -> None:
+        """A stuck phase ends; edits it already applied still get their final checks (no repair)."""
+        if file_writes(self.session.log.events) and not self.state.deferred:
+            await self._final_checks()
+        self.state.stop_reason = f"stuck: {self.state.stuck}"
+
     def _stopped(self, outcome: TurnOutcome) -> bool:
+        if self._is_stuck():
+            return True
         if outcome.status == "failed":
             self.state.model_failed = True
             self.state.stop_reason = outcome.text
@@ -189,16 +220,6 @@ def _denied_effects(events: Sequence[Event]) -> bool:
     return any(e.type == "tool.ended" and e.payload["status"] == "denied" for e in events)
 
 
-def _named_in(result: CheckResult, objective: str) -> bool:
-    """True when the objective names one of the result's failing tests (then they are in scope)."""
-    return any(_names(objective, t) for t in result.failed_tests)
-
-
-def _names(objective: str, test_id: str) -> bool:
-    name = short_name(test_id)
-    return len(name) > 3 and name.lower() in objective.lower()
-
-
 def _repair_message(failing: Sequence[CheckResult], record: str, objective: str) -> str:
     measured = "\n\n".join(_measured(r, objective) for r in failing)
     return (
@@ -210,7 +231,8 @@ def _repair_message(failing: Sequence[CheckResult], record: str, objective: str)
 def _measured(result: CheckResult, objective: str) -> str:
     """One failing check for a repair prompt: the failures to fix (new ones, and old ones the
     objective names) first; other failures that were there before the change are outside the task."""
-    old = [t for t in result.preexisting_failures if not _names(objective, t)]
+    leave = leaves_old_failures(result, objective)
+    old = [t for t in result.preexisting_failures if leave and not names_a_test(objective, t)]
     fix = [t for t in result.failed_tests if t not in old]
     head = f"check {result.id} ({result.outcome})"
     if fix:

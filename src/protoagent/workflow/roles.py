@@ -12,10 +12,11 @@ from protoagent.agents.presets import READ_TOOLS, Preset
 from protoagent.agents.profiles import PROFILES
 from protoagent.models.types import ActionMode
 from protoagent.tools.base import Profile
+from protoagent.workflow.limits import STANDARD_LIMITS, limits_for
 
 BUILTIN = {p.name: p for p in PROFILES if p.mode == "coding"}
-WINDOW_MODEL_CALLS = 9
-"""Coder stops before the tenth provider call of an inference window."""
+WINDOW_MODEL_CALLS = STANDARD_LIMITS.coder_window_calls
+"""Coder stops before the tenth provider call of a standard-profile inference window."""
 
 CONVERSATION_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly and plainly; no tools are available."
 ARCHITECT_TOOLS = tuple(t for t in BUILTIN["architect"].tools if t != "worker_packet")
@@ -36,9 +37,9 @@ def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -
 
 
 def coder(profile: Profile, mode: ActionMode) -> Preset:
-    return Preset(
-        "coder", BUILTIN["coder"].prompt, CODER_TOOLS, max_steps=WINDOW_MODEL_CALLS, profile=profile, action_mode=mode
-    )
+    """Coder's ``max_steps`` is one work window: the profile's ``coder_window_calls``."""
+    steps = limits_for(profile).coder_window_calls
+    return Preset("coder", BUILTIN["coder"].prompt, CODER_TOOLS, max_steps=steps, profile=profile, action_mode=mode)
 
 
 def tester(profile: Profile, mode: ActionMode) -> Preset:

@@ -8,24 +8,36 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
+from protoagent.agents.definition import AppMode
+from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
+from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
 from protoagent.checks.interpreter import select_interpreter
 from protoagent.checks.plan import plan_checks
 from protoagent.checks.run_check import CHECK_TOOLS
 from protoagent.checks.types import CheckPlan
 from protoagent.errors import ConfigError
+from protoagent.events.log import SessionLog
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.hooks.admission import ContextAdmissionHook
 from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.hooks.projection import ToolContextProjectionHook
+from protoagent.hooks.skills import start_skills
+from protoagent.hooks.workspace_instructions import WorkspaceInstructionsHook
 from protoagent.integrations import integration_tools
 from protoagent.integrations.mcp_broker import MCPBroker
+from protoagent.integrations.mcp_native import mount_native
+from protoagent.integrations.mcp_prompts import expand_prompt_command
+from protoagent.models.profile import ProfileRequest, choose_profile
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
+from protoagent.processes.sandbox import Sandbox, SandboxMode, select_sandbox
+from protoagent.skills.runtime import SKILLS_SERVICE
+from protoagent.skills.session_skills import resolver_enabled, skills_for_run
+from protoagent.skills.tool import SkillTool
 from protoagent.tools.approvals import Answerer, Policy
 from protoagent.tools.base import AnyTool
 from protoagent.workflow import roles
@@ -34,11 +46,13 @@ from protoagent.workflow.contract import RunContract, Surface, select_contract
 from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
+from protoagent.workflow.limits import limits_for
 from protoagent.workflow.packets import PACKET_TOOLS
-from protoagent.workflow.task import TaskRecord
+from protoagent.workflow.task import TaskRecord, current_task
 from protoagent.workflow.task_tools import TASK_TOOLS
+from protoagent.workflow.team import RunTeam, assemble_team, check_tools, lead_role, resumed_facts
 from protoagent.workflow.user_command import run_user_command
-from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, coder_max_windows, file_writes
+from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, file_writes
 
 RunStatus = Literal["completed", "incomplete", "failed"]
 SMALL_PROFILE_MAX_OUTPUT = 384
@@ -57,17 +71,24 @@ class RunReport:
     evidence: Evidence
     summary: str
     notes: tuple[str, ...] = field(default=())
+    mode: AppMode = "coding"
+    """The session's persisted application mode."""
+    lead: str = DEFAULT_LEADS["coding"]
+    """The session's persisted lead agent."""
 
     def to_json(self) -> dict[str, Any]:
         e = self.evidence
         return {
             "session_id": self.session_id,
+            "mode": self.mode,
+            "lead": self.lead,
             "status": self.status,
             "surface": self.surface,
             "applied": e.applied,
             "verified": e.verified,
             "criteria_supported": e.criteria_supported,
             "changed_files": list(e.changed_files),
+            "external_effects": [dict(x) for x in e.external_effects],
             "checks": [c.to_json() for c in e.checks],
             "verification": e.verification,
             "summary": self.summary,
@@ -95,11 +116,31 @@ class RunOptions:
     model_config: ModelConfig = field(default_factory=ModelConfig)
     on_event: Callable[[Event], None] | None = None
     artifacts_root: Path | None = None
-    max_model_calls: int = 80
+    profile: ProfileRequest = "auto"
+    """``small`` or ``standard`` prompt profile; ``auto`` decides by the model's context window."""
+    max_model_calls: int | None = None
+    """The run's model-call budget, shared by the Architect and every worker; ``None``: the
+    profile's budget (``workflow.limits``)."""
+    sandbox: SandboxMode = "auto"
+    """How commands are confined: ``required``, ``auto`` (ask each command without a sandbox) or ``off``."""
+    network: bool = False
+    """Let sandboxed commands use the network."""
+    writable: tuple[Path, ...] = ()
+    """Folders outside the workspace that sandboxed commands may also write."""
+    mode: AppMode | None = None
+    """``work`` or ``coding`` for a new session (default coding); a resume keeps the persisted one."""
+    agent: str | None = None
+    """The lead agent of a new session (default: the mode's default lead)."""
+    resume: str | None = None
+    """Continue this recorded session from its log: same mode, workspace, lead and task record."""
+    skill_resolver: bool | None = None
+    """Run the implicit skill resolver before the model; ``None``: on for standard profiles."""
 
 
-def _profile(provider: ModelProvider) -> tuple[Literal["small", "standard"], Literal["native", "json"]]:
-    return ("small", "json") if provider.name == "local" else ("standard", "native")
+def run_sandbox(options: RunOptions) -> Sandbox:
+    """The sandbox profile every command of the run goes through (``ConfigError`` if required
+    and missing)."""
+    return select_sandbox(options.sandbox, network=options.network, writable=options.writable)
 
 
 def _initial_record(objective: str, plan: CheckPlan, contract: RunContract, root: Path) -> TaskRecord:
@@ -143,25 +184,46 @@ def _check_inputs(objective: str, repo: Path) -> Path:
 async def run_task(objective: str, options: RunOptions) -> RunReport:
     """Run one objective to an honest end and report applied, verified and criteria_supported."""
     root = _check_inputs(objective, options.repo)
+    team = _team(options, root)
+    root = team.root
+    run_sandbox(options)  # refuses a required sandbox that is missing before anything runs
+    budget = Budget(DEFAULT_MODEL_CALLS if options.max_model_calls is None else options.max_model_calls)
+    if options.mcp:  # "/mcp:<server>:<prompt> ..." becomes the prompt's text
+        objective = await expand_prompt_command(objective, root, options.data_home)
     if objective.lstrip().startswith("!"):
         return await run_user_command(objective, root, options)
     provider = options.provider or resolve_model(options.model, options.model_config)
-    contract = await select_contract(objective, options.surface, provider)
+    contract = WORK_CONTRACT if team.mode == "work" else await select_contract(objective, options.surface, provider)
     interpreter = select_interpreter(root)
     plan = CheckPlan() if contract.surface == "conversation" else plan_checks(root, interpreter)
-    profile, mode = _profile(provider)
+    choice = choose_profile(provider, options.profile, options.model_config.context_window)
+    profile, mode = choice.profile, choice.action_mode
+    limits = limits_for(profile, options.max_model_calls)
+    budget.max_model_calls = limits.model_calls
     model_config = options.model_config
+    if model_config.context_window is None and choice.window is not None:
+        # Admission uses the window the server reported instead of assuming one.
+        model_config = replace(model_config, context_window=choice.window)
     if profile == "small" and model_config.max_output_tokens is None:
         model_config = replace(model_config, max_output_tokens=SMALL_PROFILE_MAX_OUTPUT)
     extras = integration_tools(scout=options.scout, mcp=options.mcp) if contract.surface == "editing" else ()
-    role = _role_for(contract, profile, mode, options.tester)
+    role = lead_role(team, _role_for(contract, profile, mode, options.tester))
+    role = replace(role, max_steps=min(role.max_steps, limits.lead_steps))
     if extras:
         role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))
-    services: dict[str, Any] = {"checks": plan, "python": interpreter.path}
-    if options.mcp and extras:
-        services["mcp_broker"] = MCPBroker.from_files(root, options.data_home)
+    services: dict[str, Any] = {"checks": plan, "python": interpreter.path, "sandbox": run_sandbox(options)}
+    broker = MCPBroker.from_files(root, options.data_home) if options.mcp and extras else None
+    if broker is not None:
+        services["mcp_broker"] = broker
+    repos = (root,) if team.mode == "coding" else ()
+    skills = skills_for_run(contract.surface, team.mode, repos, options.data_home, model_config.context_window)
+    if skills is not None:
+        role = replace(role, tools=(*role.tools, SkillTool.name))
+        services.update({SKILLS_SERVICE: skills, "skill_tools": skills.active_tools})
+        extras = (*extras, SkillTool)
     workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS, *extras)
-    tools = [*builtin_tools(), *(cls() for cls in workflow_tools)]
+    tools = [*builtin_tools(), *(cls() for cls in workflow_tools), *team.delegate_tools()]
+    check_tools((team.lead, *team.members), {t.name for t in tools})
     spec = SessionSpec(
         repo=root,
         model=options.model,
@@ -176,32 +238,74 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
         provider=provider,
         on_event=options.on_event,
         artifacts_root=options.artifacts_root,
+        mode=team.mode,
+        lead=team.lead.name,
+        resume_id=options.resume,
     )
     session = AgentSession.create(spec)
     log = session.log
     log.append("run.contract", contract.to_json())
     log.append("checks.discovered", plan.to_json())
-    board = TaskBoard(log, _initial_record(objective, plan, contract, root))
-    budget = Budget(options.max_model_calls)
-    runner = WorkerRunner(session, board, budget, profile, mode, coder_max_windows())
+    if broker is not None and broker.diagnostics:
+        log.append("mcp.diagnostics", {"diagnostics": list(broker.diagnostics)})
+    board = _board(log, objective, plan, contract, root, resumed=options.resume is not None)
+    runner = WorkerRunner(session, board, budget, profile, mode, limits.coder_windows, team.members)
     services.update(task=board, workers=runner, changed_files=lambda: _changed_files(log.events))
-    session.pipeline.guards.append(run_guard(board, contract))
-    _mount_hooks(session, board, runner, contract, profile, options)
+    if team.mode == "coding":
+        # The task workflow's write scope; a Work lead writes in its own session workspace.
+        session.pipeline.guards.append(run_guard(board, contract))
+    _mount_hooks(session, board, runner, contract, profile, team)
     try:
+        if broker is not None:
+            role = await mount_native(broker, session.registry, role, log)
+        if skills is not None:
+            resolver = resolver_enabled(options.skill_resolver, profile, provider.name)
+            await start_skills(
+                session.hooks,
+                log,
+                skills,
+                objective,
+                agent=role.name if team.mode == "work" else "architect",
+                tool_names=session.registry.names(),
+                resolver=provider if resolver else None,
+                assigned=team.lead.skills,
+            )
         return await _drive(session, contract, board, runner, budget, role, objective)
     except (asyncio.CancelledError, KeyboardInterrupt):
         # The log says how the run ended even when the person stops it; what ran stays recorded.
         log.append("run.ended", {"status": "cancelled", "summary": "the run was interrupted"})
         raise
     finally:
+        if broker is not None:
+            await broker.aclose()  # every MCP server this run started stops with it, however it ends
         session.close()
 
 
-WORKER_CARDS = (
-    WorkerCard("coder", "task", "applies edits for one focused assignment now"),
-    WorkerCard("tester", "task", "read-only: proposes regression cases and check ids"),
-    WorkerCard("run_check", "check_id, phase", "Verifier runs a selected check (baseline or verify)"),
-)
+RUN_CHECK_CARD = WorkerCard("run_check", "check_id, phase", "Verifier runs a selected check (baseline or verify)")
+WORK_CONTRACT = RunContract("conversation", "forced", "work mode: the lead works in the session workspace")
+"""Work sessions skip classification: the lead answers with its own tools and team."""
+
+
+def _team(options: RunOptions, root: Path) -> RunTeam:
+    resumed = resumed_facts(options.store, options.resume) if options.resume is not None else None
+    return assemble_team(
+        repo=root,
+        mode=options.mode,
+        agent=options.agent,
+        resumed=resumed,
+        data_home=options.data_home,
+        tester=options.tester,
+    )
+
+
+def _board(
+    log: SessionLog, objective: str, plan: CheckPlan, contract: RunContract, root: Path, resumed: bool
+) -> TaskBoard:
+    """A new run's task record, or on resume the session's own record, open for new planning."""
+    previous = current_task(log.events) if resumed else None
+    if previous is not None:
+        return TaskBoard(log, replace(previous, frozen=False, plan_corrections=0), reason="resumed")
+    return TaskBoard(log, _initial_record(objective, plan, contract, root))
 
 
 def _mount_hooks(
@@ -210,18 +314,23 @@ def _mount_hooks(
     runner: WorkerRunner,
     contract: RunContract,
     profile: Literal["small", "standard"],
-    options: RunOptions,
+    team: RunTeam,
 ) -> None:
-    """Before-model hooks: compact protocol (small profile), projection, admission with the task
-    record re-inserted, and the Architect's yield after an exhausted Coder assignment."""
+    """Before-model hooks: workspace instructions (Coding), compact protocol (small profile),
+    projection, admission with the task record re-inserted, and the Architect's yield after an
+    exhausted Coder assignment."""
     hooks = session.hooks
+    if team.mode == "coding":
+        hooks.register(WorkspaceInstructionsHook([team.root]).registration())
     if profile == "small":
-        cards = WORKER_CARDS if contract.surface == "editing" else ()
+        editing = contract.surface == "editing" or team.mode == "work"
+        cards = (*team.cards(), *((RUN_CHECK_CARD,) if team.mode == "coding" else ())) if editing else ()
         hooks.register(CompactProtocolHook(identity="You are ProtoAgent.", cards=cards).registration())
     hooks.register(ToolContextProjectionHook.for_tools(session.registry.tools()).registration())
-    record = None if contract.surface == "conversation" else (lambda: board.record.render())
+    checks = contract.surface != "question"  # The question surface cannot run checks.
+    record = None if contract.surface == "conversation" else (lambda: board.record.render(checks=checks))
     hooks.register(
-        ContextAdmissionHook.for_provider(session.provider, options.model_config, profile, record).registration()
+        ContextAdmissionHook.for_provider(session.provider, session.spec.model_config, profile, record).registration()
     )
     hooks.register(HookRegistration(95, "work-yield", runner.yield_hook))
 
@@ -238,10 +347,11 @@ async def _drive(
     log = session.log
     deferred = contract.defer_verification
     failed = False
+    stuck = ""
     if contract.surface == "editing":
         graph = WorkflowGraph(session, board, contract, runner, budget, role)
         state = await graph.run_editing(objective)
-        failed, deferred = state.model_failed, state.deferred
+        failed, deferred, stuck = state.model_failed, state.deferred, state.stuck
         ended = log.last("turn.ended", agent="architect")
         last_reason = str(ended.payload.get("reason", "")) if ended is not None else ""
         summary = _final_text(log.events, "architect") or state.stop_reason or last_reason
@@ -250,10 +360,13 @@ async def _drive(
         await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
         summary = "; ".join(f"{r.id}: {r.outcome}" for r in check_results(log.events)) or "no checks to run"
     else:
-        outcome: TurnOutcome = await AgentLoop(session, agent="architect", role=role, budget=budget).run_turn(objective)
+        agent = role.name if session.spec.mode == "work" else "architect"
+        outcome: TurnOutcome = await AgentLoop(session, agent=agent, role=role, budget=budget).run_turn(objective)
         failed = outcome.status == "failed"
         summary = outcome.text
     evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred)
+    if stuck:
+        evidence = replace(evidence, notes=(*evidence.notes, f"the work phase ended early, stuck: {stuck}"))
     status = _status(contract, evidence, failed)
     log.append(
         "evidence.reported",
@@ -263,12 +376,16 @@ async def _drive(
             "criteria_supported": evidence.criteria_supported,
             "verification": evidence.verification,
             "changed_files": list(evidence.changed_files),
+            "external_effects": [dict(x) for x in evidence.external_effects],
             "notes": list(evidence.notes),
         },
     )
     run_status = "completed" if status == "completed" else "failed" if status == "failed" else "incomplete"
     log.append("run.ended", {"status": run_status, "summary": summary})
-    return RunReport(session.session_id, status, contract.surface, evidence, summary, evidence.notes)
+    spec = session.spec
+    lead = spec.lead or DEFAULT_LEADS["coding"]
+    mode: AppMode = "work" if spec.mode == "work" else "coding"
+    return RunReport(session.session_id, status, contract.surface, evidence, summary, evidence.notes, mode, lead)
 
 
 def _changed_files(events: list[Event]) -> list[str]:

@@ -1,0 +1,45 @@
+"""The run's budgets, by prompt profile, in one place.
+
+A small model spends seconds per call and rarely recovers from a loop, so the small profile
+gets fewer model calls per run, fewer Architect steps per turn and shorter, fewer Coder windows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from protoagent.agents.loop import DEFAULT_MODEL_CALLS
+from protoagent.tools.base import Profile
+
+WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    model_calls: int
+    """Model calls one run may make, shared by every agent."""
+    lead_steps: int
+    """Steps (model calls) of one lead (Architect) turn."""
+    coder_window_calls: int
+    """Model calls of one Coder work window."""
+    coder_windows: int
+    """Work windows of one Coder assignment (while each window makes new edits)."""
+
+
+STANDARD_LIMITS = RunLimits(model_calls=DEFAULT_MODEL_CALLS, lead_steps=16, coder_window_calls=9, coder_windows=3)
+SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2)
+
+
+def limits_for(
+    profile: Profile, max_model_calls: int | None = None, environ: dict[str, str] | None = None
+) -> RunLimits:
+    """The profile's budgets; a caller's ``max_model_calls`` and ``PROTOAGENT_CODER_MAX_WINDOWS``
+    (clamped to 1–3; a value that is not a number is ignored) override the profile's."""
+    limits = SMALL_LIMITS if profile == "small" else STANDARD_LIMITS
+    if max_model_calls is not None:
+        limits = replace(limits, model_calls=max_model_calls)
+    raw = (environ if environ is not None else os.environ).get(WINDOWS_ENV)
+    if raw is not None and raw.strip().lstrip("-").isdigit():
+        limits = replace(limits, coder_windows=max(1, min(3, int(raw))))
+    return limits
