@@ -229,3 +229,15 @@ def test_every_message_continues_the_one_session(tmp_path: Path, repo: Path, cha
     said = [e.payload["text"] for e in events if e.type == "user.message" and e.agent == "architect"]
     assert said == ["hello", "thanks, and hello again"]
     assert [e.type for e in events].count("session.resumed") == 1
+
+
+def test_an_mcp_prompt_command_with_mcp_off_says_how_to_turn_it_on(
+    tmp_path: Path, repo: Path, chats: list[pexpect.spawn]
+) -> None:
+    script = write_script(tmp_path / "s.jsonl", [final_turn("unused", role="architect")])
+    child = spawn(tmp_path, repo, script)
+    chats.append(child)
+    child.sendline("/mcp:time:now")
+    child.expect_exact("MCP is off: turn it on with 'protoagent agents enable coding/mcp'")
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0

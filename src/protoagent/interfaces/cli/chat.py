@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 PROMPT = "you› "
 HELP = (
     "type a message for the agent, or: !command (run it yourself), /skill:NAME message, "
-    "/agents [NAME on|off], /resume SESSION_ID, /help, /exit. Ctrl-C stops a run, Ctrl-D leaves."
+    "/mcp:SERVER:PROMPT [args], /agents [NAME on|off], /resume SESSION_ID, /help, /exit. "
+    "Ctrl-C stops a run, Ctrl-D leaves."
 )
 APPROVAL_QUESTION = "allow? y = once, s = for this session, n or a reason = deny [y/s/N] "
 
@@ -62,11 +63,18 @@ class Chat:
             self._agents(text.split()[1:])
         elif text == "/resume" or text.startswith("/resume "):
             self._resume(text.split()[1:])
-        elif text.startswith("/") and not text.startswith("/skill:"):
+        elif text.startswith("/mcp:") and not self._mcp_on():
+            self._error("MCP is off: turn it on with 'protoagent agents enable coding/mcp'")
+        elif text.startswith("/") and not text.startswith(("/skill:", "/mcp:")):
             self._error(f"unknown command {text.split()[0]!r}; {HELP}")
         else:
             self._run(text)
         return True
+
+    def _mcp_on(self) -> bool:
+        from protoagent.settings import agent_enabled
+
+        return agent_enabled(self.home, "mcp")
 
     def _run(self, text: str) -> None:
         from protoagent.interfaces.cli.signals import Interrupted, run_until_signalled
