@@ -367,3 +367,18 @@ def test_a_tight_token_budget_still_ends_in_a_whole_action(budget: int) -> None:
     assert turn.tool_calls or (turn.text and turn.text != closed.text.strip()), closed.text
     assert closed.closing_steps > 0
     print(f"budget {budget}: plain {plain.finish!r} {plain.text[-30:]!r}; closed {closed.finish!r} {closed.text!r}")
+
+
+def test_the_embedded_model_answers_a_structured_request_with_that_json() -> None:
+    schema = {"type": "object", "properties": {"surface": {"enum": ["question", "editing"]}}, "required": ["surface"]}
+    request = ModelRequest(
+        system='Classify the request. Reply with JSON {"surface": S}, S one of question, editing.',
+        messages=(Message("user", "where is parse_date defined?"),),
+        action_mode="json",
+        output_schema=schema,
+        max_output_tokens=32,
+        temperature=0.0,
+    )
+    _, turn = collect(resolve_model("local"), request)
+    assert json.loads(turn.text)["surface"] in ("question", "editing")
+    assert not turn.tool_calls

@@ -93,6 +93,23 @@ def test_request_body_native_and_json_modes() -> None:
     assert '"type": "tool_call"' in body["messages"][0]["content"]
 
 
+def test_a_json_mode_request_with_its_own_output_schema_asks_for_that_json_not_an_action() -> None:
+    schema = {"type": "object", "properties": {"surface": {"enum": ["question", "editing"]}}, "required": ["surface"]}
+    request = ModelRequest(
+        system='Classify. Reply with JSON {"surface": S}.',
+        messages=(Message("user", "where is x?"),),
+        action_mode="json",
+        output_schema=schema,
+        max_output_tokens=32,
+    )
+    server = build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object_schema")
+    assert server["response_format"] == {"type": "json_object", "schema": schema}
+    assert server["messages"][0]["content"] == 'Classify. Reply with JSON {"surface": S}.'
+    hosted = build_request(request, "m", max_tokens_field="max_completion_tokens", json_format="json_object")
+    assert hosted["response_format"]["json_schema"]["schema"] == schema
+    assert '"type": "final"' not in json.dumps(hosted)
+
+
 def test_specs_need_model_url_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):

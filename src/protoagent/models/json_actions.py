@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from protoagent.models.tool_arguments import MAX_ARGUMENT_CHARS, bounded_arguments, rejected_arguments
-from protoagent.models.types import Message, ModelTurn, Role, ToolCall, ToolSchema
+from protoagent.models.types import Message, ModelRequest, ModelTurn, Role, ToolCall, ToolSchema
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _TOOL_NAME = re.compile(r'"tool"\s*:\s*"([A-Za-z0-9_.-]{1,64})"')
@@ -232,6 +232,12 @@ def render_history(messages: Sequence[Message]) -> list[Message]:
         else:
             merged.append(Message(role=role, content=content))
     return merged
+
+
+def wants_structured_output(request: ModelRequest) -> bool:
+    """A JSON-mode request with its own ``output_schema`` (a classifier, a resolver): the reply is
+    that JSON object, not an action, so no action guide or action schema applies."""
+    return request.action_mode == "json" and request.output_schema is not None
 
 
 def json_mode_system(system: str, tools: Sequence[ToolSchema], *, tools_in_prompt: bool = False) -> str:

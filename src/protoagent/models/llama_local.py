@@ -26,6 +26,7 @@ from protoagent.models.json_actions import (
     json_mode_system,
     parse_action,
     render_history,
+    wants_structured_output,
 )
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, Usage
@@ -196,6 +197,10 @@ class LlamaLocalProvider:
             if kind == "error":
                 raise value
             reply = "".join(raw)
+            if wants_structured_output(request):
+                # The grammar held the reply to the request's own schema: it is the answer as is.
+                yield ModelTurn(text=reply, usage=value)
+                return
             turn = parse_action(reply, request.tools)
             if not turn.tool_calls and reply.lstrip().startswith("{") and turn.text == reply.strip():
                 # The grammar only lets a whole action through, so an unparsed reply was cut off
@@ -226,7 +231,9 @@ class LlamaLocalProvider:
         messages = [
             Message(
                 role="system",
-                content=json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt),
+                content=request.system
+                if wants_structured_output(request)
+                else json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt),
             )
         ]
         messages.extend(render_history(request.messages))
@@ -307,7 +314,8 @@ class LlamaLocalProvider:
         return "".join(pieces)
 
     def _grammar(self, loaded: LoadedModel, request: ModelRequest) -> Any:
-        schema = json.dumps(action_schema(request.tools))
+        wanted = request.output_schema if wants_structured_output(request) else action_schema(request.tools)
+        schema = json.dumps(wanted)
         grammar = loaded.grammars.get(schema)
         if grammar is None:
             from llama_cpp.llama_grammar import LlamaGrammar

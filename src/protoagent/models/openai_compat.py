@@ -22,6 +22,7 @@ from protoagent.models.json_actions import (
     new_call_id,
     parse_action,
     render_history,
+    wants_structured_output,
 )
 from protoagent.models.registry import ModelConfig
 from protoagent.models.sdk_client import LoopBoundClient
@@ -56,9 +57,10 @@ def build_request(
 ) -> dict[str, Any]:
     """The keyword arguments of ``chat.completions.create`` for a request (streaming, with usage)."""
     json_mode = request.action_mode == "json"
+    structured = wants_structured_output(request)
     system = (
         json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt)
-        if json_mode
+        if json_mode and not structured
         else request.system
     )
     history = render_history(request.messages) if json_mode else list(request.messages)
@@ -70,10 +72,15 @@ def build_request(
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    if json_mode:
+    if structured and json_format == "json_object":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "output", "schema": request.output_schema},
+        }
+    elif json_mode:
         response_format: dict[str, Any] = {"type": "json_object"}
         if json_format == "json_object_schema":
-            response_format["schema"] = action_schema(request.tools)
+            response_format["schema"] = request.output_schema if structured else action_schema(request.tools)
         body["response_format"] = response_format
     else:
         if request.tools:
@@ -222,7 +229,7 @@ class OpenAICompatProvider:
         body.update(self.extra_options)
         client = self._clients.get()
         state = StreamState()
-        final = FinalTextStream() if request.action_mode == "json" else None
+        final = FinalTextStream() if request.action_mode == "json" and not wants_structured_output(request) else None
         try:
             chunks = await client.chat.completions.create(**body)
             try:
