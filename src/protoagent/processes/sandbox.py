@@ -6,7 +6,7 @@ it, even under ``--approval auto``; ``off`` runs commands unconfined, as the per
 
 Backends, best first:
 - bubblewrap (``bwrap``): the whole filesystem read-only except the workspace, the session's
-  ``HOME`` and temp folders (seen as ``/tmp``) and granted paths; ``.git`` and ``.protoagent``
+  ``HOME`` and temp folders (``TMPDIR``) and granted paths; ``.git`` and ``.protoagent``
   stay read-only; own PID, IPC, UTS, user and (unless network is allowed) network namespaces,
   so the harness is invisible and a command's detached descendants die with it; no
   capabilities, even when the harness runs as root.
@@ -67,7 +67,9 @@ class BwrapSandbox:
 
     def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
         args = [self.executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += ["--bind", str(scope.tmp), "/tmp"]
+        # The session temp folder keeps its own path (TMPDIR points at it): mounting it over /tmp
+        # would hide whatever lives under the host's /tmp, a project's virtual environment included.
+        args += ["--bind", str(scope.tmp), str(scope.tmp), "--setenv", "TMPDIR", str(scope.tmp)]
         for path in (scope.root, scope.home, *self.writable):
             args += ["--bind", str(path), str(path)]
         for name in PROTECTED:
