@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,29 +97,12 @@ class McpResourcesTool(Tool[McpResourcesInput]):
     def prepare(self, args: McpResourcesInput, ctx: ToolContext) -> Prepared:
         purpose = f"read resource {args.uri!r}" if args.uri else "list its resources"
         prepared = listing_prepared(broker_of(ctx), args.server, purpose)
-        return Prepared(
-            prepared.preview,
-            prepared.effect,
-            inside_workspace=prepared.inside_workspace,
-            state=(plan_of(prepared), args.uri),
-            external=prepared.external,
-        )
+        return replace(prepared, state=(plan_of(prepared), args.uri))
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         plan, uri = prepared.state
-        broker = broker_of(ctx)
-        if plan.start_untrusted:
-            broker.remember_trust(plan.server)
-        try:
-            if uri:
-                text = await broker.run(plan.server, lambda s: read_resource(s, uri))
-            else:
-                text = await broker.run(plan.server, list_resources)
-        except MCPFailure as failure:
-            return failure_output(failure, plan)
-        body, cut = clip(text, MAX_CHARS)
-        header = evidence_header(f"MCP server {plan.server!r}" + (f" resource {uri!r}" if uri else ""))
-        return ToolOutput(f"{header}\n{body}" + ("\n[truncated]" if cut else ""), data={"server": plan.server})
+        operation = (lambda s: read_resource(s, uri)) if uri else list_resources
+        return await _listing_output(ctx, plan, f" resource {uri!r}" if uri else "", operation)
 
 
 class McpPromptsTool(Tool[McpPromptsInput]):
@@ -129,30 +114,28 @@ class McpPromptsTool(Tool[McpPromptsInput]):
     def prepare(self, args: McpPromptsInput, ctx: ToolContext) -> Prepared:
         purpose = f"get prompt {args.name!r}" if args.name else "list its prompts"
         prepared = listing_prepared(broker_of(ctx), args.server, purpose)
-        state = (plan_of(prepared), args.name, args.arguments)
-        return Prepared(
-            prepared.preview,
-            prepared.effect,
-            inside_workspace=prepared.inside_workspace,
-            state=state,
-            external=prepared.external,
-        )
+        return replace(prepared, state=(plan_of(prepared), args.name, args.arguments))
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         plan, name, arguments = prepared.state
-        broker = broker_of(ctx)
-        if plan.start_untrusted:
-            broker.remember_trust(plan.server)
-        try:
-            if name:
-                text = await broker.run(plan.server, lambda s: get_prompt(s, name, arguments))
-            else:
-                text = await broker.run(plan.server, list_prompts)
-        except MCPFailure as failure:
-            return failure_output(failure, plan)
-        body, cut = clip(text, MAX_CHARS)
-        header = evidence_header(f"MCP server {plan.server!r}" + (f" prompt {name!r}" if name else ""))
-        return ToolOutput(f"{header}\n{body}" + ("\n[truncated]" if cut else ""), data={"server": plan.server})
+        operation = (lambda s: get_prompt(s, name, arguments)) if name else list_prompts
+        return await _listing_output(ctx, plan, f" prompt {name!r}" if name else "", operation)
+
+
+async def _listing_output(
+    ctx: ToolContext, plan: Any, what: str, operation: Callable[[Any], Awaitable[str]]
+) -> ToolOutput:
+    """Run one resources/prompts operation on the plan's server and wrap its text as evidence."""
+    broker = broker_of(ctx)
+    if plan.start_untrusted:
+        broker.remember_trust(plan.server)
+    try:
+        text = await broker.run(plan.server, operation)
+    except MCPFailure as failure:
+        return failure_output(failure, plan)
+    body, cut = clip(text, MAX_CHARS)
+    header = evidence_header(f"MCP server {plan.server!r}{what}")
+    return ToolOutput(f"{header}\n{body}" + ("\n[truncated]" if cut else ""), data={"server": plan.server})
 
 
 def parse_prompt_command(text: str) -> tuple[str, str, str] | None:
