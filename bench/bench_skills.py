@@ -8,12 +8,15 @@ Method
    ``metadata`` map, a 40-line body), every fourth with ``agents/openai.yaml`` and a
    ``references/`` file, plus the bundled skills and the settings overlay (``load_skills``).
    Wall time of a whole discovery in three states, median and worst of N runs:
-   - cold: nothing parsed before (no in-process memo, no cache file): every frontmatter and
-     agents/openai.yaml goes through ruamel.yaml (pure Python);
+   - cold: nothing parsed before (no in-process memo, no cache file); the common shapes take
+     the exact fast path (``skills/simple_yaml.py``), anything else goes through ruamel.yaml;
    - new process: the memo is empty but ``$PROTOAGENT_HOME/cache/skill-yaml.json`` holds the
-     parses of the same texts (the state of every CLI call after the first);
+     ruamel parses a run's bootstrap kept (read routes never write it);
    - warm: the same process discovers again (a session, the web server).
-   Target: median < 100 ms.
+   The same three states are then measured for 200 bundles whose ``metadata`` nests a second
+   level (``metadata: {vendor: {requires: …}}`` in block style), a shape the fast path leaves to
+   ruamel.yaml (the worst case).
+   Target: cold median < 100 ms for the realistic shapes.
 2. Catalog: for context windows unknown, 8,192, 32,768 and 131,072 tokens, the rendered
    catalog of the 200 implicit skills for one request: its UTF-8 size, the cap (2 % of the
    window at 3.5 bytes per token, or 8,000 bytes unknown), and how many entries fit.
@@ -21,6 +24,7 @@ Method
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -34,8 +38,11 @@ from protoagent.skills.discovery import PROJECT_ROOTS, load_skills
 BODY = "\n".join(f"{i}. Step {i}: do the specific thing and check the observable result." for i in range(40))
 
 
-def write_bundles(repo: Path, per_root: int = 50) -> int:
+def write_bundles(repo: Path, per_root: int = 50, nested: bool = False) -> int:
+    """Write ``per_root`` bundles in each project root; ``nested`` adds a second metadata level,
+    which only ruamel.yaml parses."""
     count = 0
+    extra = "  vendor:\n    requires: [git]\n" if nested else ""
     for root in PROJECT_ROOTS:
         for i in range(per_root):
             name = f"{root.split('/')[0].strip('.')}-skill-{i}"
@@ -45,6 +52,7 @@ def write_bundles(repo: Path, per_root: int = 50) -> int:
                 f"---\nname: {name}\ndescription: >-\n  Handle task family {i} for {root}: use when the\n"
                 f"  request mentions topic {i} or its files. Not for unrelated work.\n"
                 "allowed-tools: Read, Grep, Bash\nmetadata:\n  author: bench\n  version: '1.0'\n"
+                f"{extra}"
                 f"---\n# {name}\n\n{BODY}\n",
                 encoding="utf-8",
             )
@@ -70,24 +78,32 @@ def _timed(discover: Callable[[], object], runs: int, *, clear: bool) -> list[fl
     return times
 
 
+def measure_discovery(tmp: Path, nested: bool) -> Path:
+    """Print the three discovery states for one set of bundles; return the repository."""
+    repo, home = tmp / f"repo-{nested}", tmp / f"home-{nested}"
+    count = write_bundles(repo, nested=nested)
+    load_skills([repo], None)  # imports
+    cold = _timed(lambda: load_skills([repo], None), 5, clear=True)
+    home.mkdir()
+    load_skills([repo], home, persist_cache=True)  # what a run's bootstrap writes
+    fresh = _timed(lambda: load_skills([repo], home), 10, clear=True)
+    warm = _timed(lambda: load_skills([repo], home), 20, clear=False)
+    shape = "two-level metadata (ruamel.yaml path)" if nested else "realistic frontmatter (fast path)"
+    print(f"discovery of {count} bundles across 4 roots (+ bundled), {shape}")
+    for label, times in (("cold (no cache)", cold), ("new process (cache file)", fresh), ("warm", warm)):
+        print(
+            f"  {label:<26} median {statistics.median(times):6.1f} ms, worst {max(times):6.1f} ms "
+            f"over {len(times)} runs (target < 100 ms)"
+        )
+    return repo
+
+
 def main() -> None:
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
-        repo, home = Path(tmp) / "repo", Path(tmp) / "home"
-        count = write_bundles(repo)
-        load_skills([repo], None)  # imports
-        cold = _timed(lambda: load_skills([repo], None), 5, clear=True)
-        home.mkdir()
-        load_skills([repo], home)  # writes the cache file
-        fresh = _timed(lambda: load_skills([repo], home), 10, clear=True)
-        warm = _timed(lambda: load_skills([repo], home), 20, clear=False)
-        index = load_skills([repo], home)
-        print(f"discovery of {count} bundles across 4 roots (+ bundled, {len(index.variants)} variants in all)")
-        for label, times in (("cold (no cache)", cold), ("new process (cache file)", fresh), ("warm", warm)):
-            print(
-                f"  {label:<26} median {statistics.median(times):6.1f} ms, worst {max(times):6.1f} ms "
-                f"over {len(times)} runs (target < 100 ms)"
-            )
-        implicit = index.implicit("coding")
+        repo = measure_discovery(Path(tmp), nested=False)
+        measure_discovery(Path(tmp), nested=True)
+        implicit = load_skills([repo], None).implicit("coding")
         print(f"catalog of {len(implicit)} implicit skills for one request")
         for window in (None, 8192, 32768, 131072):
             catalog = build_catalog(implicit, "handle topic 17 files", window, (repo,))

@@ -111,7 +111,7 @@ def test_parse_cache_file_gives_the_same_bundles_and_discovery_never_creates_the
     discover_skills([repo], home, bundled=False)
     assert not home.exists()
     home.mkdir()
-    first = discover_skills([repo], home, bundled=False).variants[0]
+    first = discover_skills([repo], home, bundled=False, persist_cache=True).variants[0]  # a run bootstrap
     assert (home / yaml_cache.CACHE_FILE).is_file()
     yaml_cache._MEMO.clear()  # a new process: parses come from the cache file
     second = discover_skills([repo], home, bundled=False).variants[0]

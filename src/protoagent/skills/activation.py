@@ -137,13 +137,29 @@ def explicit_activations(
     text: str, index: SkillIndex, mode: AppMode, available_tools: Collection[str] | None = None
 ) -> list[Activation]:
     """Activations for the skills a request names exactly. Manual-only skills count; a skill whose
-    manual invocation is off, or that is unknown in this mode, is skipped (``$5`` stays prose)."""
+    manual invocation is off (see ``refused_mentions``), or that is unknown in this mode, is
+    skipped (``$5`` stays prose)."""
     out = []
     for name in mentioned_skills(text):
         bundle = index.find(name, mode)
         if bundle is not None and bundle.preferences.manual:
             out.append(activate(bundle, "mention", available_tools))
     return out
+
+
+def manual_off_message(name: str) -> str:
+    """The one-line refusal for naming a skill whose manual invocation the user turned off."""
+    return f"skill {name!r} has manual invocation turned off; turn it on with: protoagent skills set {name} --manual on"
+
+
+def refused_mentions(text: str, index: SkillIndex, mode: AppMode) -> list[tuple[str, str]]:
+    """``(name, message)`` for each skill the request names whose manual invocation is off."""
+    refused = []
+    for name in mentioned_skills(text):
+        bundle = index.find(name, mode)
+        if bundle is not None and not bundle.preferences.manual:
+            refused.append((name, manual_off_message(name)))
+    return refused
 
 
 def assigned_activations(

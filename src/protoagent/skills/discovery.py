@@ -46,9 +46,11 @@ def discover_skills(
     overlay: Overlay | None = None,
     bundled: bool = True,
     extra_diagnostics: Iterable[Diagnostic] = (),
+    persist_cache: bool = False,
 ) -> SkillIndex:
     """Discover every bundle variant. A broken bundle becomes an invalid variant with diagnostics;
-    it never stops discovery of the others."""
+    it never stops discovery of the others. Discovery writes nothing unless ``persist_cache`` (run
+    bootstrap) asks it to keep new YAML parses in the data home's cache file."""
     variants: list[SkillBundle] = []
     diagnostics: list[Diagnostic] = [*extra_diagnostics, *(overlay.diagnostics if overlay else ())]
     seen: dict[str, int] = {}
@@ -77,7 +79,8 @@ def discover_skills(
                 bundle = replace(bundle, preferences=preferences, diagnostics=(*bundle.diagnostics, *problems))
             seen[real] = len(variants)
             variants.append(bundle)
-    cache.save()
+    if persist_cache:
+        cache.save()
     return SkillIndex(tuple(variants), tuple(diagnostics))
 
 
@@ -166,8 +169,11 @@ def load_bundle(
     )
 
 
-def load_skills(repos: Sequence[Path], home: Path | None, *, bundled: bool = True) -> SkillIndex:
-    """Discovery with the user's settings overlay applied (the usual entry point)."""
+def load_skills(
+    repos: Sequence[Path], home: Path | None, *, bundled: bool = True, persist_cache: bool = False
+) -> SkillIndex:
+    """Discovery with the user's settings overlay applied (the usual entry point); pure unless
+    ``persist_cache`` (run bootstrap only)."""
     from protoagent.skills.settings_store import load_overlay
 
-    return discover_skills(repos, home, overlay=load_overlay(home), bundled=bundled)
+    return discover_skills(repos, home, overlay=load_overlay(home), bundled=bundled, persist_cache=persist_cache)

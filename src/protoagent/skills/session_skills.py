@@ -9,7 +9,13 @@ from pathlib import Path
 from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
 from protoagent.models.protocol import ModelProvider
-from protoagent.skills.activation import Activation, activate, assigned_activations, explicit_activations
+from protoagent.skills.activation import (
+    Activation,
+    activate,
+    assigned_activations,
+    explicit_activations,
+    refused_mentions,
+)
 from protoagent.skills.discovery import load_skills
 from protoagent.skills.model import AppMode
 from protoagent.skills.resolver import resolve_skill
@@ -26,9 +32,11 @@ def session_runtime(
     *,
     context_window: int | None = None,
     available_tools: Collection[str] | None = None,
+    persist_cache: bool = False,
 ) -> SkillRuntime:
-    """Discover skills once for a session (the user's overlay applied)."""
-    index = load_skills(repos, home)
+    """Discover skills once for a session (the user's overlay applied); only a run's bootstrap
+    sets ``persist_cache`` to keep new YAML parses in the data home."""
+    index = load_skills(repos, home, persist_cache=persist_cache)
     return SkillRuntime(index, mode, tuple(repos), context_window, available_tools)
 
 
@@ -49,8 +57,9 @@ async def activate_for_request(
     provider: ModelProvider | None,
     assigned: Sequence[str] = (),
 ) -> list[Activation]:
-    """Assigned skills preload unconditionally; names in the request activate exactly; only when
-    neither gives a skill does the implicit resolver decide (one exact skill or none)."""
+    """Assigned skills preload unconditionally; names in the request activate exactly (a named skill
+    whose manual invocation is off is refused with a recorded one-line reason); only when the
+    request names no skill and none is assigned does the implicit resolver decide (one or none)."""
     chosen: list[Activation] = []
     try:
         preload, unknown = assigned_activations(assigned, runtime.index, runtime.mode, runtime.available_tools)
@@ -69,7 +78,12 @@ async def activate_for_request(
             {"skill": None, "source": "agent", "reason": f"assigned skill {name!r} not found"},
             agent=agent,
         )
-    if not chosen and provider is not None:
+    refused = refused_mentions(request, runtime.index, runtime.mode)
+    for name, message in refused:
+        log.append(
+            RESOLVED_EVENT, {"skill": None, "source": "explicit", "refused": name, "reason": message}, agent=agent
+        )
+    if not chosen and not refused and provider is not None:
         eligible = [b for b in runtime.index.implicit(runtime.mode) if b.name not in runtime.loaded]
         decision = await resolve_skill(request, runtime.mode, eligible, provider)
         log.append(RESOLVED_EVENT, {**decision.to_json(), "source": "resolver"}, agent=agent)
@@ -92,7 +106,7 @@ def skills_for_run(
     or no skill is available in the mode. Work sessions always take their own skills."""
     if surface == "conversation" and mode == "coding":
         return None
-    runtime = session_runtime(repos, home, mode, context_window=context_window)
+    runtime = session_runtime(repos, home, mode, context_window=context_window, persist_cache=True)
     return runtime if runtime.index.runtime(mode) else None
 
 

@@ -146,9 +146,15 @@ def set_mode(home: Path, identity: str, name: str, current: Preferences, mode: A
 
 def set_flag(home: Path, identity: str, name: str, key: str, value: bool) -> None:
     """Turn ``implicit`` (catalog and resolver) or ``manual`` (``$name``) on or off."""
-    if key not in ("implicit", "manual"):
-        raise ConfigError(f"unknown skill preference {key!r}; use implicit or manual")
-    update_record(home, identity, lambda record: {**record, "name": name, key: value})
+    set_flags(home, identity, name, {key: value})
+
+
+def set_flags(home: Path, identity: str, name: str, flags: Mapping[str, bool]) -> None:
+    """Set several of ``implicit`` and ``manual`` in one locked replace."""
+    unknown = sorted(set(flags) - {"implicit", "manual"})
+    if unknown:
+        raise ConfigError(f"unknown skill preference {unknown[0]!r}; use implicit or manual")
+    update_record(home, identity, lambda record: {**record, "name": name, **flags})
 
 
 def reset(home: Path, identity: str) -> None:

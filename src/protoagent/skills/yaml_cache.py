@@ -1,6 +1,8 @@
-"""Frontmatter YAML parsed once per distinct text: an in-process memo and a bounded cache file in
-the data home. The YAML library is slow in pure Python; the same text always parses the same way,
-so discovery of an unchanged catalog costs file reads and hashes, not parsing."""
+"""Frontmatter YAML parsed once per distinct text. The common shapes take the exact fast path
+(``simple_yaml``); the rest go through ruamel.yaml, which is slow in pure Python, so its results
+are memoised in-process and, when a run bootstraps, kept in a bounded cache file in the data home.
+Read routes (``skills list``/``show``/``validate``, session loads) read that file, never write it.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from protoagent.skills.simple_yaml import parse_simple
+
 CACHE_FILE = "cache/skill-yaml.json"
 CACHE_VERSION = 1
 MAX_ENTRIES = 4096
@@ -22,7 +26,13 @@ _MEMO: dict[str, str] = {}
 
 
 def parse_yaml(text: str) -> Any:
-    """Parse with ruamel.yaml (safe, YAML 1.2). Raises ``YAMLError`` for invalid text."""
+    """What ruamel.yaml's safe YAML 1.2 loader returns; raises ``YAMLError`` for invalid text."""
+    simple = parse_simple(text)
+    return simple if simple is not None else parse_yaml_fully(text)
+
+
+def parse_yaml_fully(text: str) -> Any:
+    """Parse with ruamel.yaml (safe, YAML 1.2), whatever the shape."""
     return YAML(typ="safe", pure=True).load(io.StringIO(text))
 
 
@@ -36,11 +46,14 @@ class YamlCache:
             _MEMO.update(_read(self.path))
 
     def load(self, text: str) -> Any:
+        simple = parse_simple(text)
+        if simple is not None:
+            return simple
         key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
         cached = _MEMO.get(key)
         if cached is not None:
             return json.loads(cached)
-        value = parse_yaml(text)
+        value = parse_yaml_fully(text)
         try:
             encoded = json.dumps(value, sort_keys=True)
         except (TypeError, ValueError):
@@ -52,7 +65,7 @@ class YamlCache:
         return json.loads(encoded)
 
     def save(self) -> None:
-        """Persist new entries; a cache that cannot be written is simply not kept."""
+        """Persist new entries (run bootstrap only); a cache that cannot be written is not kept."""
         if self.path is None or not self.path.parent.parent.is_dir():
             return  # never creates the data home just to hold a cache
         if not self._added and self.path.exists():

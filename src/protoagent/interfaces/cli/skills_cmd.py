@@ -1,4 +1,5 @@
-"""``protoagent skills list|show|validate|enable|disable|reset``: the skills management surface."""
+"""``protoagent skills list|show|validate|enable|disable|set|reset``: the skills management surface.
+``list``, ``show`` and ``validate`` are read routes: they create or change no file."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ skills_app = typer.Typer(help="List, show, validate and configure skills.", no_a
 class ModeChoice(StrEnum):
     work = "work"
     coding = "coding"
+
+
+class Switch(StrEnum):
+    on = "on"
+    off = "off"
 
 
 RepoOption = Annotated[Path, typer.Option("--repo", help="Repository whose skill folders are searched.")]
@@ -51,6 +57,11 @@ def _entry(bundle: SkillBundle) -> dict[str, Any]:
         "implicit": bundle.implicit,
         "manual": bundle.preferences.manual,
         "availability": {mode: bundle.available_in(mode) for mode in ("work", "coding")},
+        "preferences": {
+            "implicit": bundle.preferences.implicit,
+            "manual": bundle.preferences.manual,
+            "modes": sorted(bundle.preferences.modes),
+        },
         "valid": bundle.valid,
         "editable": bundle.editable,
     }
@@ -71,10 +82,25 @@ def list_skills(
         return
     for b in bundles:
         modes = ",".join(m for m in ("work", "coding") if b.available_in(m)) or "off"
-        flags = ("" if b.valid else " INVALID") + ("" if b.implicit else " manual-only")
-        typer.echo(f"{b.name:<28} {b.source:<8} {modes:<12}{flags}  {b.description[:70]}")
+        typer.echo(f"{b.name:<28} {b.source:<8} {modes:<12}{_flags(b)}  {b.description[:70]}")
     for d in diagnostics:
         typer.echo(f"{d['severity']}: {d['path']}: {d['problem']}", err=True)
+
+
+def _flags(bundle: SkillBundle) -> str:
+    """What keeps a skill from ordinary use: invalid, policy manual-only, preferences turned off."""
+    flags = [] if bundle.valid else ["INVALID"]
+    if not bundle.policy.allow_implicit_invocation:
+        flags.append("manual-only")
+    if not bundle.preferences.implicit:
+        flags.append("implicit:off")
+    if not bundle.preferences.manual:
+        flags.append("manual:off")
+    return "".join(f" {flag}" for flag in flags)
+
+
+def _on(value: bool) -> str:
+    return "on" if value else "off"
 
 
 def _winner(index: SkillIndex, name: str) -> SkillBundle:
@@ -113,6 +139,9 @@ def show(
     typer.echo("\nresources: " + (", ".join(data["resources"]) or "none"))
     typer.echo(f"interface: {json.dumps(bundle.interface, default=str)}")
     typer.echo(f"policy: {json.dumps(data['policy'])}")
+    prefs = bundle.preferences
+    modes = ",".join(sorted(prefs.modes)) or "none"
+    typer.echo(f"preferences: implicit {_on(prefs.implicit)}, manual {_on(prefs.manual)}, modes {modes}")
 
 
 @skills_app.command("validate")
@@ -183,6 +212,34 @@ def disable(
 ) -> None:
     """Make a skill unavailable in a mode (or both); the bundle's files are never changed."""
     _set_modes(name, mode, repo, False)
+
+
+@skills_app.command("set")
+def set_preferences(
+    name: Annotated[str, typer.Argument(help="Skill name.")],
+    implicit: Annotated[
+        Switch | None, typer.Option("--implicit", help="Offer it in the catalog and to the implicit resolver.")
+    ] = None,
+    manual: Annotated[Switch | None, typer.Option("--manual", help="Let $NAME and /skill:NAME activate it.")] = None,
+    repo: RepoOption = Path("."),
+) -> None:
+    """Turn implicit use or manual invocation of a skill on or off; only the settings overlay changes."""
+    from protoagent.api import data_home
+    from protoagent.errors import ConfigError
+    from protoagent.skills.settings_store import set_flags
+
+    flags = {key: value == Switch.on for key, value in (("implicit", implicit), ("manual", manual)) if value}
+    if not flags:
+        _fail(f"say what to change, e.g. protoagent skills set {name} --implicit off --manual on")
+    bundle = _winner(_index(repo), name)
+    try:
+        set_flags(data_home(), bundle.identity, bundle.name, flags)
+    except ConfigError as exc:
+        _fail(str(exc))
+    prefs = _winner(_index(repo), name).preferences
+    typer.echo(f"{name}: implicit {_on(prefs.implicit)}, manual {_on(prefs.manual)} (variant {bundle.identity})")
+    if prefs.implicit and not bundle.policy.allow_implicit_invocation:
+        typer.echo(f"note: {name}'s own policy (allow_implicit_invocation: false) still keeps it out of implicit use")
 
 
 @skills_app.command("reset")
