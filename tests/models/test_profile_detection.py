@@ -1,6 +1,6 @@
 """The prompt profile follows the model's context window, read from the server where it says it:
-llama.cpp's GET /props, Ollama's POST /api/show. Servers here are real HTTP servers on loopback
-that answer as those servers document."""
+llama.cpp's GET /props, Ollama's POST /api/show (once GET /api/version says it is Ollama).
+Servers here are real HTTP servers on loopback that answer as those servers document."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def llama_cpp_like() -> Iterator[str]:
 
 @pytest.fixture
 def ollama_like() -> Iterator[str]:
-    server, url = serve({("POST", "/api/show"): OLLAMA_SHOW})
+    server, url = serve({("GET", "/api/version"): {"version": "0.6.2"}, ("POST", "/api/show"): OLLAMA_SHOW})
     yield url
     server.shutdown()
     server.server_close()

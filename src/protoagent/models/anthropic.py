@@ -14,7 +14,13 @@ from typing import Any
 
 from protoagent.errors import ConfigError, ProviderError
 from protoagent.models import http_errors
-from protoagent.models.json_actions import FinalTextStream, json_mode_system, parse_action, render_history
+from protoagent.models.json_actions import (
+    FinalTextStream,
+    json_mode_system,
+    parse_action,
+    render_history,
+    wants_structured_output,
+)
 from protoagent.models.registry import ModelConfig
 from protoagent.models.sdk_client import LoopBoundClient
 from protoagent.models.tool_arguments import parse_arguments
@@ -59,7 +65,7 @@ def build_request(request: ModelRequest, model: str, default_max_tokens: int) ->
     json_mode = request.action_mode == "json"
     system = (
         json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt)
-        if json_mode
+        if json_mode and not wants_structured_output(request)
         else request.system
     )
     history = render_history(request.messages) if json_mode else request.messages
@@ -198,7 +204,7 @@ class AnthropicProvider:
         body = build_request(request, self.model, self.max_output_tokens)
         client = self._clients.get()
         state = StreamState()
-        final = FinalTextStream() if request.action_mode == "json" else None
+        final = FinalTextStream() if request.action_mode == "json" and not wants_structured_output(request) else None
         try:
             events = await client.messages.create(**body)
             try:

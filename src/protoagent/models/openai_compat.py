@@ -204,6 +204,8 @@ class OpenAICompatProvider:
         is_openai = name == "openai"
         self._max_tokens_field = "max_completion_tokens" if is_openai else "max_tokens"
         self._json_format: JsonFormat = "json_object" if is_openai else "json_object_schema"
+        self._window: int | None = None
+        self._window_asked = False
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
@@ -211,14 +213,28 @@ class OpenAICompatProvider:
 
     def context_window(self) -> int | None:
         """The server's context window when it says (llama.cpp, Ollama); asked once, None for OpenAI."""
-        base_url = self._options.get("base_url")
-        if self.name == "openai" or not base_url:
-            return None
-        if not hasattr(self, "_window"):
-            from protoagent.models.profile import probe_context_window
+        base_url = self._probed_url()
+        if base_url is not None and not self._window_asked:
+            from protoagent.models.window_probe import probe_context_window
 
-            self._window = probe_context_window(str(base_url), self.model)
+            self._window = probe_context_window(base_url, self.model)
+            self._window_asked = True
         return self._window
+
+    async def detect_context_window(self) -> int | None:
+        """``context_window``, asked without blocking the event loop (a stop signal ends it at once)."""
+        base_url = self._probed_url()
+        if base_url is not None and not self._window_asked:
+            from protoagent.models.window_probe import detect_context_window
+
+            self._window = await detect_context_window(base_url, self.model)
+            self._window_asked = True
+        return self._window
+
+    def _probed_url(self) -> str | None:
+        """The base URL whose server may say its window; None for OpenAI itself."""
+        base_url = self._options.get("base_url")
+        return None if self.name == "openai" or not base_url else str(base_url)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if request.max_output_tokens is None and self.max_output_tokens is not None:

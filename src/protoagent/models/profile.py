@@ -2,19 +2,27 @@
 ``standard`` (native tool calls), and the context window admission should use.
 
 ``auto`` picks ``small`` for the embedded model and for any server whose context window is
-16k tokens or less, read from the server where it says: llama.cpp's ``GET /props``
-(``default_generation_settings.n_ctx``) and Ollama's ``POST /api/show`` (``model_info``
-``*.context_length``, or ``num_ctx`` in its parameters). The choice never depends on a
-provider's name alone.
+16k tokens or less, read from the server where it says (``window_probe``: llama.cpp's
+``GET /props``, Ollama's ``/api/show`` once the server is known to be Ollama). The choice never
+depends on a provider's name alone. A run uses ``detect_profile``, which asks the server without
+blocking the event loop, so a stop signal during the probe ends the run at once.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import httpx
+from protoagent.models.window_probe import probe_context_window
+
+__all__ = [
+    "DetectsContextWindow",
+    "KnowsContextWindow",
+    "ProfileChoice",
+    "choose_profile",
+    "detect_profile",
+    "probe_context_window",
+]
 
 Profile = Literal["small", "standard"]
 ProfileRequest = Literal["auto", "small", "standard"]
@@ -22,7 +30,6 @@ ActionMode = Literal["native", "json"]
 
 SMALL_WINDOW_MAX = 16 * 1024
 """A detected window at or under this many tokens gets the small profile under ``auto``."""
-PROBE_TIMEOUT_S = 2.0
 
 
 @runtime_checkable
@@ -30,6 +37,14 @@ class KnowsContextWindow(Protocol):
     """A provider that can say its context window (optional ability)."""
 
     def context_window(self) -> int | None: ...
+
+
+@runtime_checkable
+class DetectsContextWindow(Protocol):
+    """A provider that asks a server for its window asynchronously and remembers the answer
+    (optional ability); ``context_window`` then returns it without asking again."""
+
+    async def detect_context_window(self) -> int | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,44 +83,11 @@ def _mode(profile: Profile) -> ActionMode:
     return "json" if profile == "small" else "native"
 
 
-def probe_context_window(base_url: str, model: str, timeout: float = PROBE_TIMEOUT_S) -> int | None:
-    """Ask an OpenAI-compatible server for its context window: llama.cpp, then Ollama; None when
-    neither answers. Never raises: a server that says nothing keeps the window unknown."""
-    root = re.sub(r"/v\d+/?$", "", base_url.rstrip("/"))
-    try:
-        with httpx.Client(timeout=timeout) as client:
-            return _llama_cpp_window(client, root) or _ollama_window(client, root, model)
-    except (httpx.HTTPError, ValueError):
-        return None
-
-
-def _llama_cpp_window(client: httpx.Client, root: str) -> int | None:
-    response = client.get(f"{root}/props")
-    if response.status_code != 200:
-        return None
-    data = response.json()
-    if not isinstance(data, dict):
-        return None
-    settings = data.get("default_generation_settings")
-    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else data.get("n_ctx")
-    return n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
-
-
-def _ollama_window(client: httpx.Client, root: str, model: str) -> int | None:
-    response = client.post(f"{root}/api/show", json={"model": model})
-    if response.status_code != 200:
-        return None
-    data = response.json()
-    if not isinstance(data, dict):
-        return None
-    parameters = data.get("parameters")
-    if isinstance(parameters, str):
-        match = re.search(r"^num_ctx\s+(\d+)", parameters, re.M)
-        if match:
-            return int(match.group(1))
-    info = data.get("model_info")
-    if isinstance(info, dict):
-        for key, value in info.items():
-            if key.endswith(".context_length") and isinstance(value, int) and value > 0:
-                return value
-    return None
+async def detect_profile(
+    provider: object, requested: ProfileRequest = "auto", configured: int | None = None
+) -> ProfileChoice:
+    """``choose_profile``, after asking the provider's server for its window without blocking the
+    event loop (cancelling the caller ends the probe at once)."""
+    if configured is None and isinstance(provider, DetectsContextWindow):
+        await provider.detect_context_window()
+    return choose_profile(provider, requested, configured)
