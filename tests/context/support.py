@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from protoagent.events import Event, MemoryStore, SessionLog, derive_messages, new_session_id
 from protoagent.models.types import ModelRequest
 from protoagent.tools.base import Observation, Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.tools.recall import RecallTool
 
 
 class ReadArgs(BaseModel):
@@ -43,10 +44,11 @@ class BigReadTool(_TextTool):
     metadata = ToolMetadata(observation="revision_aware")
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return ToolOutput(big(str(prepared.state)))
+        data = {"path": str(prepared.state), "revision": "ab" * 32, "start_line": 1, "end_line": 60}
+        return ToolOutput(big(str(prepared.state)), data=data)
 
 
-TOOLS = [
+TOOLS: list[Tool[Any]] = [
     text_tool("read_file", "revision_aware"),
     text_tool("search_regex", "projectable"),
     text_tool("check_status", "exact"),
@@ -84,6 +86,21 @@ class Conversation:
             self.log.append("tool.ended", payload, agent=self.agent)
         return ids
 
+    def turn(self) -> None:
+        """A new turn of the agent (a new assignment, the Architect's next turn)."""
+        self.log.append("turn.started", {}, agent=self.agent)
+
+    def read(self, path: str, output: str, revision: str, start: int = 1, end: int = 40) -> str:
+        """One ``read_file`` batch whose event records what a real read records."""
+        data = {"path": path, "revision": revision, "start_line": start, "end_line": end}
+        return self.batch(("read_file", output), data=data)[0]
+
+    def edit(self, path: str, revision: str, agent: str = "coder") -> None:
+        """Another agent's successful edit of ``path``, leaving it at ``revision``."""
+        payload = {"call_id": f"edit_{revision}", "tool": "edit_file", "status": "ok", "output": "edited"}
+        payload["data"] = {"path": path, "source_revision": revision}
+        self.log.append("tool.ended", payload, agent=agent)
+
     def answer(self, text: str) -> None:
         self.log.append("model.completed", {"text": text}, agent=self.agent)
 
@@ -91,11 +108,15 @@ class Conversation:
     def events(self) -> list[Event]:
         return self.log.events
 
-    def request(self, action_mode: str = "native", max_output_tokens: int | None = None) -> ModelRequest:
+    def request(
+        self, action_mode: str = "native", max_output_tokens: int | None = None, recall: bool = True
+    ) -> ModelRequest:
+        """The agent's request; ``recall`` offers the recall tool, as a run with projection does."""
+        tools = [*TOOLS, RecallTool()] if recall else TOOLS
         return ModelRequest(
             system=SYSTEM,
             messages=tuple(derive_messages(self.events, self.agent)),
-            tools=tuple(tool.schema() for tool in TOOLS),
+            tools=tuple(tool.schema() for tool in tools),
             action_mode="json" if action_mode == "json" else "native",
             agent_role=self.agent,
             max_output_tokens=max_output_tokens,

@@ -91,7 +91,7 @@ def test_only_observations_are_evicted_never_user_messages() -> None:
     tool_pairs_are_whole(admitted)
 
 
-def test_task_record_is_reinserted_after_eviction() -> None:
+def test_task_record_is_reinserted_after_eviction_and_changes_are_appended() -> None:
     chat = long_session()
     record = {"text": "goal: fix the parser; criteria: tests pass; phase: edit"}
     hook = ContextAdmissionHook(window=4096, task_record=lambda: record["text"])
@@ -103,7 +103,9 @@ def test_task_record_is_reinserted_after_eviction() -> None:
     record["text"] = "goal: fix the parser; phase: verify"
     chat.batch(("read_file", "small"))
     again = hook(chat.request(), chat.events)
-    assert again.messages[1].content == f"{TASK_RECORD_MARK}\ngoal: fix the parser; phase: verify"
+    # The record shown in the prefix stays as it was; the change is appended where the chat stands.
+    assert again.messages[1] == admitted.messages[1]
+    assert again.messages[-1].content == "[task record update]\ngoal: fix the parser; phase: verify"
     assert sum(m.content.startswith(TASK_RECORD_MARK) for m in again.messages) == 1
 
 

@@ -10,6 +10,7 @@ from protoagent.agents.loop import AgentLoop
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.context.admission import TASK_RECORD_MARK
+from protoagent.context.projection import settings_for
 from protoagent.context.tokens import EstimatingCounter, estimate_request
 from protoagent.events import MemoryStore, derive_messages
 from protoagent.hooks.admission import ContextAdmissionHook
@@ -21,7 +22,8 @@ from .support import BigReadTool, big, payloads
 
 
 def test_hooks_shape_requests_and_leave_the_log_unchanged(tmp_path: Path) -> None:
-    turns = [tool_turn("read_file", path=f"f{n}.py") for n in range(14)] + [final_turn("done")]
+    first = [tool_turn("read_file", path=f"f{n}.py") for n in range(7)] + [final_turn("read the first half")]
+    turns = first + [tool_turn("read_file", path=f"f{n}.py") for n in range(7, 9)] + [final_turn("done")]
     model = ScriptedModel.from_lines(turns)
     preset = Preset("small-coder", "Edit what the task asks.", ("read_file",), max_steps=20, profile="small")
     tools = [BigReadTool()]
@@ -34,14 +36,15 @@ def test_hooks_shape_requests_and_leave_the_log_unchanged(tmp_path: Path) -> Non
     admission = ContextAdmissionHook(window=4500, profile="small", task_record=lambda: "goal: read all files")
     for registration in (
         admission.registration(),
-        ToolContextProjectionHook.for_tools(tools).registration(),
+        ToolContextProjectionHook.for_tools(tools, settings_for("small", 4500)).registration(),
         compact.registration(),
     ):
         session.hooks.register(registration)
-    assert session.hooks.owners == ["compact-protocol", "tool-context-projection", "context-admission"]
+    assert session.hooks.owners == ["tool-context-projection", "compact-protocol", "context-admission"]
 
-    outcome = asyncio.run(AgentLoop(session).run_turn("TASK: read the files"))
-    assert outcome.status == "completed"
+    loop = AgentLoop(session)
+    assert asyncio.run(loop.run_turn("TASK: read the files")).status == "completed"
+    assert asyncio.run(loop.run_turn("TASK: read the rest")).status == "completed"
     events = session.log.events
     frozen = copy.deepcopy(payloads(events))
 
@@ -49,10 +52,12 @@ def test_hooks_shape_requests_and_leave_the_log_unchanged(tmp_path: Path) -> Non
     assert last.system.startswith("You are ProtoAgent's Coder.\nEdit what the task asks.")
     assert last.messages[0].content == "TASK: read the files"
     assert last.messages[1].content == f"{TASK_RECORD_MARK}\ngoal: read all files"
-    assert any(m.content.startswith("[projected result of read_file") for m in last.messages)
+    receipts = [m.content for m in last.messages if m.content.startswith("[projected result of read_file")]
+    assert receipts and all('to see it again: re-run read_file(path="f' in r for r in receipts)
+    # The current turn's reads stay exact.
+    assert [m.content for m in last.messages if m.role == "tool"][-2:] == [big(f"f{n}.py") for n in range(7, 9)]
     assert estimate_request(last, EstimatingCounter(), output_reserve=1024).total <= 4500
-    assert admission.last_report is not None and admission.last_report.evicted_message_count > 0
     # The durable history keeps every exact output.
     exact = [m.content for m in derive_messages(events) if m.role == "tool"]
-    assert exact == [big(f"f{n}.py") for n in range(14)]
+    assert exact == [big(f"f{n}.py") for n in range(9)]
     assert payloads(session.log.events) == frozen

@@ -1,4 +1,4 @@
-"""Context for model requests: token estimates, admission (eviction) and projection of old results."""
+"""Context for model requests: token estimates, admission (eviction), projection of old results, stale reads."""
 
 from protoagent.context.admission import (
     SMALL_PROFILE_WINDOW,
@@ -6,7 +6,8 @@ from protoagent.context.admission import (
     admission_window,
     admit_request,
 )
-from protoagent.context.projection import ProjectionSettings, project_request, receipt
+from protoagent.context.projection import ProjectionSettings, ProjectionState, project_request, settings_for
+from protoagent.context.receipts import recovery_for, render_receipt
 from protoagent.context.tokens import (
     EstimatingCounter,
     ProviderCounter,
@@ -23,6 +24,7 @@ __all__ = [
     "AdmissionReport",
     "EstimatingCounter",
     "ProjectionSettings",
+    "ProjectionState",
     "ProviderCounter",
     "RequestEstimate",
     "TokenCounter",
@@ -32,6 +34,8 @@ __all__ = [
     "counter_for",
     "estimate_request",
     "project_request",
-    "receipt",
+    "recovery_for",
     "render_prompt",
+    "render_receipt",
+    "settings_for",
 ]

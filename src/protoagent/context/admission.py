@@ -6,7 +6,9 @@ Rules (``spec/task-workflow.txt``, "Small-model source editing and context"):
 - only observations are evicted: assistant messages, each together with its tool results as
   one unit; user-role messages (the task, later instructions, injected context) always stay,
   and so does the most recent exchange;
-- the task record, when given, is inserted right after the first user message and is mandatory;
+- the task record, when given, is inserted right after the first user message and is mandatory,
+  and so are its updates (``record_updates``), each placed before the incoming message it names
+  (``protoagent.context.record_view`` keeps them append-only);
 - the oldest units go first; eviction only moves forward (``boundary``) and, once needed, frees
   space down to a low-water mark so the next steps append to an unchanged prefix;
 - if the mandatory input cannot fit, the request fails with ``LimitExceeded(limit="context")``.
@@ -14,8 +16,10 @@ Rules (``spec/task-workflow.txt``, "Small-model source editing and context"):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from protoagent.context.record_view import TASK_RECORD_MARK, record_message, update_message
 from protoagent.context.tokens import TokenCounter, estimate_request, message_tokens, output_reserve_for
 from protoagent.errors import LimitExceeded
 from protoagent.models.registry import ModelConfig
@@ -24,7 +28,6 @@ from protoagent.tools.base import Profile
 
 SMALL_PROFILE_WINDOW = 8192
 """Application admission cap for small profiles whose model window is unknown (not a measurement)."""
-TASK_RECORD_MARK = "[task record]"
 UNCAPPED_RESERVE_WINDOW = 1 << 20
 """Stands for "a large window" when choosing the default output reserve of an uncapped request."""
 LOW_WATER = 0.75
@@ -71,7 +74,7 @@ def window_for(config: ModelConfig, profile: Profile) -> int | None:
 
 
 def task_record_message(text: str) -> Message:
-    return Message("user", f"{TASK_RECORD_MARK}\n{text}")
+    return record_message(text)
 
 
 def eviction_note(count: int) -> Message:
@@ -87,23 +90,27 @@ def admit_request(
     window: int | None,
     counter: TokenCounter,
     task_record: str | None = None,
+    record_updates: Sequence[tuple[int, str]] = (),
     boundary: int = 0,
     low_water: float = LOW_WATER,
 ) -> tuple[ModelRequest, AdmissionReport]:
     """Fit ``request`` into ``window`` tokens. Pure and deterministic for equal inputs.
 
-    ``boundary`` is the previous report's boundary: units evicted before stay evicted.
-    A ``window`` of ``None`` evicts nothing and only inserts the task record.
+    ``record_updates`` are ``(index, text)`` task record updates shown before incoming message
+    ``index``. ``boundary`` is the previous report's boundary: units evicted before stay evicted.
+    A ``window`` of ``None`` evicts nothing and only inserts the task record and its updates.
     """
     record = task_record_message(task_record) if task_record is not None else None
+    updates = tuple((index, update_message(text)) for index, text in record_updates)
     reserve = output_reserve_for(request, window if window is not None else UNCAPPED_RESERVE_WINDOW)
     estimate = estimate_request(request, counter, output_reserve=reserve)
     record_cost = message_tokens(record, counter) if record is not None else 0
+    record_cost += sum(message_tokens(message, counter) for _, message in updates)
     fixed = estimate.system + estimate.tools + estimate.output_reserve + record_cost
     units = _units(request.messages, estimate.messages)
     if window is None:
         total = fixed + sum(u.cost for u in units)
-        return _assemble(request, units, set(), record), AdmissionReport(total, total, 0, None, boundary)
+        return _assemble(request, units, set(), record, updates), AdmissionReport(total, total, 0, None, boundary)
     mandatory = fixed + sum(u.cost for u in units if u.protected)
     mandatory += _note_cost(sum(u.size for u in units if not u.protected), counter)
     if mandatory > window:
@@ -122,7 +129,7 @@ def admit_request(
     after = fixed + sum(u.cost for u in units if u.start not in evicted) + _note_cost(count, counter)
     new_boundary = max([boundary, *(u.end for u in units if u.start in evicted)])
     report = AdmissionReport(fixed + sum(u.cost for u in units), after, count, window, new_boundary)
-    return _assemble(request, units, evicted, record), report
+    return _assemble(request, units, evicted, record, updates), report
 
 
 def _units(messages: tuple[Message, ...], costs: tuple[int, ...]) -> list[_Unit]:
@@ -177,22 +184,30 @@ def _assemble(
     units: list[_Unit],
     evicted: set[int],
     record: Message | None,
+    updates: Sequence[tuple[int, Message]] = (),
 ) -> ModelRequest:
-    """Kept messages in order; the record and the eviction note follow the first user message."""
+    """Kept messages in order; the record and the eviction note follow the first user message,
+    each record update comes before the incoming message it names (or at the end)."""
     messages = request.messages
     inserts: list[Message] = [record] if record is not None else []
     count = sum(u.size for u in units if u.start in evicted)
     if count:
         inserts.append(eviction_note(count))
+    before: dict[int, list[Message]] = {}
+    for index, message in updates:
+        before.setdefault(min(index, len(messages)), []).append(message)
     out: list[Message] = []
     placed = False
     for unit in units:
-        if unit.start in evicted:
-            continue
-        out.extend(messages[unit.start : unit.end])
-        if not placed and messages[unit.start].role == "user":
+        kept = unit.start not in evicted
+        for index in range(unit.start, unit.end):
+            out.extend(before.pop(index, ()))
+            if kept:
+                out.append(messages[index])
+        if kept and not placed and messages[unit.start].role == "user":
             out.extend(inserts)
             placed = True
+    out.extend(before.pop(len(messages), ()))
     if not placed:
         out[:0] = inserts
     return replace(request, messages=tuple(out))

@@ -1,31 +1,51 @@
-"""Projection of old tool results into deterministic receipts, at the provider boundary only.
+"""Projection of old tool results into receipts by a token budget, at the provider boundary only.
 
-The most recent ``keep_batches`` tool-call batches (one assistant message's calls and their
-results) stay exact. Older text-only results longer than ``threshold`` characters become
+Results stay exact while the request's history (its messages) fits ``budget_tokens``. When it
+does not, results are projected oldest first until the history is down to the low-water
+mark (so the following steps append to an unchanged prefix), or nothing projectable is left.
 
-    [projected result of <tool> (<status>, <n> chars): <head> … <tail> | full output: <locator>]
+Reads of the agent's current turn (a worker's assignment, the Architect's current turn:
+results of ``revision_aware`` tools since the agent's last ``turn.started`` event) stay exact,
+so an agent never has to re-read mid-assignment; only when they alone keep the history over
+``hard_factor`` times the budget (where admission would otherwise evict them whole) are they
+projected too, oldest first, down to the budget.
 
-where the locator is the result's artifact or ``event seq N`` of its ``tool.ended`` event.
-Never projected: results of tools whose observation is ``exact``, skill results, results whose
-event data marks ``"multimodal": true``, and results without a recorded ``tool.ended`` event
-(there would be nothing to point at). Events are only read; the log is never changed.
+Never projected:
+
+- the latest tool-call batch (the model has not seen it yet);
+- results of ``exact`` tools, skill results, results whose event data marks
+  ``"multimodal": true``, results shorter than ``min_chars``;
+- results the agent could not get back (see ``protoagent.context.receipts``), and results
+  without a recorded ``tool.ended`` event.
+
+Old reads of a file that changed since get a one-line stale marker (``context.staleness``).
+Both are sticky per agent (``ProjectionState``): once projected or marked, a result stays so
+in every later request, so a session's prefix never changes back. The ``recall`` tool is
+declared to the model only once one of its receipts (or calls) is in the request, so a
+request that projected nothing pays nothing for it. Events are only read; the log is never changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from protoagent.context.receipts import HEAD_CHARS, RECALL_TOOL, TAIL_CHARS, recovery_for, render_receipt
+from protoagent.context.staleness import latest_revisions, mark_stale, stale_marker
+from protoagent.context.tokens import EstimatingCounter, TokenCounter, message_tokens
 from protoagent.events.types import Event
 from protoagent.models.types import Message, ModelRequest
-from protoagent.tools.base import Observation, ToolMetadata
+from protoagent.tools.base import Observation, Profile, ToolMetadata
 
 SKILL_TOOLS = frozenset({"skill", "activate_skill"})
 """Skill results keep exact instructions through projection (spec: application-harness)."""
-DEFAULT_KEEP_BATCHES = 2
-DEFAULT_THRESHOLD = 1200
-HEAD_CHARS = 320
-TAIL_CHARS = 160
+SMALL_HISTORY_BUDGET = 4000
+"""History tokens a small-profile request keeps exact (about half of the 8192-token cap)."""
+STANDARD_HISTORY_BUDGET = 12_000
+"""History tokens a standard-profile request keeps exact before projecting old results."""
+DEFAULT_MIN_CHARS = 1200
+LOW_WATER = 0.75
+HARD_FACTOR = 1.5
 
 ObservationOf = Callable[[str], Observation | None]
 """Tool name -> its declared observation handling; ``None`` for a tool nobody declared."""
@@ -35,14 +55,37 @@ ObservationOf = Callable[[str], Observation | None]
 class ProjectionSettings:
     """How projection decides; one value per session so every request projects alike."""
 
-    keep_batches: int = DEFAULT_KEEP_BATCHES
-    threshold: int = DEFAULT_THRESHOLD
-    """Results longer than this many characters are projected once they are old."""
+    budget_tokens: int = STANDARD_HISTORY_BUDGET
+    """Estimated tokens the messages of a request may take before old results are projected."""
+    low_water: float = LOW_WATER
+    """Once over budget, results are projected until the history is down to this share of it."""
+    hard_factor: float = HARD_FACTOR
+    """Past this multiple of the budget, the current turn's reads are projected too."""
+    min_chars: int = DEFAULT_MIN_CHARS
+    """Results of at most this many characters are never projected (a receipt saves little)."""
     head_chars: int = HEAD_CHARS
     tail_chars: int = TAIL_CHARS
 
 
 DEFAULT_SETTINGS = ProjectionSettings()
+
+
+def settings_for(profile: Profile, context_window: int | None = None) -> ProjectionSettings:
+    """The profile's history budget, never more than half of a known context window."""
+    budget = SMALL_HISTORY_BUDGET if profile == "small" else STANDARD_HISTORY_BUDGET
+    if context_window is not None:
+        budget = min(budget, context_window // 2)
+    return ProjectionSettings(budget_tokens=budget)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionState:
+    """What earlier requests of one agent projected and marked; it only grows."""
+
+    projected: frozenset[str] = frozenset()
+    """Call ids whose results are receipts."""
+    stale: Mapping[str, str] = field(default_factory=dict)
+    """Call id -> the stale marker it got first (kept verbatim)."""
 
 
 def observation_lookup(source: Mapping[str, ToolMetadata] | ObservationOf) -> ObservationOf:
@@ -58,68 +101,147 @@ def observation_lookup(source: Mapping[str, ToolMetadata] | ObservationOf) -> Ob
     return lookup
 
 
+@dataclass(slots=True)
+class _Result:
+    """One tool result of the request and what projection may do with it."""
+
+    index: int
+    call_id: str
+    event: Event
+    content: str
+    """The exact output, stale marker included."""
+    receipt: str | None
+    """Its receipt, or ``None`` when it may never be projected."""
+    recall: bool
+    latest: bool
+    """Part of the latest tool-call batch: never projected."""
+    current_read: bool
+    """A read of the agent's current turn: projected only past the hard limit."""
+
+
 def project_request(
     request: ModelRequest,
     events: Sequence[Event],
     observation_of: ObservationOf,
     settings: ProjectionSettings = DEFAULT_SETTINGS,
     *,
-    sticky: frozenset[str] = frozenset(),
-) -> tuple[ModelRequest, frozenset[str]]:
-    """Replace old oversized results by receipts; return the new request and the projected call ids.
+    state: ProjectionState | None = None,
+    counter: TokenCounter | None = None,
+) -> tuple[ModelRequest, ProjectionState]:
+    """Mark stale reads and project old results by the budget. Pure for equal inputs."""
+    state = state if state is not None else ProjectionState()
+    counter = counter if counter is not None else EstimatingCounter()
+    results, stale = _results(request, events, observation_of, settings, state)
+    messages = list(request.messages)
+    for result in results:
+        messages[result.index] = replace(messages[result.index], content=result.content)
+    projected = set(state.projected)
+    for result in results:
+        if result.call_id in projected and result.receipt is not None:
+            messages[result.index] = replace(messages[result.index], content=result.receipt)
+    history = sum(message_tokens(m, counter) for m in messages)
+    budget = settings.budget_tokens
+    if history > budget:
+        older = [r for r in results if not r.latest and not r.current_read]
+        history = _project(older, messages, projected, history, int(budget * settings.low_water), counter)
+    if history > budget * settings.hard_factor:
+        reads = [r for r in results if not r.latest and r.current_read]
+        history = _project(reads, messages, projected, history, budget, counter)
+    shown = {r.call_id for r in results if r.call_id in projected and r.receipt is not None}
+    needs_recall = any(r.recall for r in results if r.call_id in shown) or _called(request.messages, RECALL_TOOL)
+    tools = request.tools if needs_recall else tuple(t for t in request.tools if t.name != RECALL_TOOL)
+    new_state = ProjectionState(frozenset(projected), stale)
+    if tuple(messages) == request.messages and tools == request.tools:
+        return request, new_state
+    return replace(request, messages=tuple(messages), tools=tools), new_state
 
-    ``sticky`` holds call ids projected by earlier requests; they stay projected so a
-    session's prefix never changes back.
-    """
-    recent = _recent_call_ids(request.messages, settings.keep_batches)
-    ended = _tool_ended_by_call(events, request.agent_role)
-    projected: set[str] = set()
-    out: list[Message] = []
-    for message in request.messages:
+
+def _project(
+    candidates: list[_Result],
+    messages: list[Message],
+    projected: set[str],
+    history: int,
+    target: int,
+    counter: TokenCounter,
+) -> int:
+    """Project ``candidates`` in order until the history is at most ``target``; the new history."""
+    for result in candidates:
+        if history <= target:
+            break
+        if result.call_id in projected or result.receipt is None:
+            continue
+        before = message_tokens(messages[result.index], counter)
+        messages[result.index] = replace(messages[result.index], content=result.receipt)
+        history += message_tokens(messages[result.index], counter) - before
+        projected.add(result.call_id)
+    return history
+
+
+def _results(
+    request: ModelRequest,
+    events: Sequence[Event],
+    observation_of: ObservationOf,
+    settings: ProjectionSettings,
+    state: ProjectionState,
+) -> tuple[list[_Result], dict[str, str]]:
+    """Every tool result with a recorded event, its stale marker applied, and the new markers."""
+    agent = request.agent_role
+    ended = _tool_ended_by_call(events, agent)
+    offered = frozenset(t.name for t in request.tools)
+    revisions = latest_revisions(events)
+    turn_start = _turn_start(events, agent)
+    latest = _latest_batch(request.messages)
+    stale = dict(state.stale)
+    results: list[_Result] = []
+    for index, message in enumerate(request.messages):
         call_id = message.tool_call_id
         event = ended.get(call_id) if call_id is not None else None
         if call_id is None or event is None:
-            out.append(message)
             continue
-        old = call_id in sticky or call_id not in recent
-        if old and _may_project(message, event, observation_of, settings.threshold):
-            out.append(replace(message, content=receipt(message.content, event, settings)))
-            projected.add(call_id)
-        else:
-            out.append(message)
-    if not projected:
-        return request, frozenset()
-    return replace(request, messages=tuple(out)), frozenset(projected)
+        marker = stale.get(call_id) or stale_marker(event, revisions)
+        content = message.content
+        if marker is not None:
+            stale[call_id] = marker
+            content = mark_stale(content, marker)
+        tool = str(event.payload.get("tool", message.name or ""))
+        recovery = recovery_for(event, offered)
+        receipt = None
+        if recovery is not None and _may_project(message, event, tool, observation_of, settings.min_chars):
+            body = render_receipt(message.content, event, recovery, settings.head_chars, settings.tail_chars)
+            receipt = mark_stale(body, marker) if marker is not None else body
+        current_read = event.seq > turn_start and observation_of(tool) == "revision_aware"
+        recall = recovery is not None and recovery.tool == RECALL_TOOL
+        results.append(_Result(index, call_id, event, content, receipt, recall, call_id in latest, current_read))
+    return results, stale
 
 
-def receipt(output: str, event: Event, settings: ProjectionSettings) -> str:
-    """The deterministic receipt that stands for one projected result."""
-    payload = event.payload
-    artifact = payload.get("artifact")
-    locator = artifact if isinstance(artifact, str) and artifact else f"event seq {event.seq}"
-    head = output[: settings.head_chars]
-    tail = output[-settings.tail_chars :] if settings.tail_chars else ""
-    return (
-        f"[projected result of {payload.get('tool', '?')} ({payload.get('status', '?')}, {len(output)} chars): "
-        f"{head} … {tail} | full output: {locator}]"
-    )
-
-
-def _may_project(message: Message, event: Event, observation_of: ObservationOf, threshold: int) -> bool:
-    tool = str(event.payload.get("tool", message.name or ""))
+def _may_project(message: Message, event: Event, tool: str, observation_of: ObservationOf, min_chars: int) -> bool:
     if tool in SKILL_TOOLS or observation_of(tool) == "exact":
         return False
     data = event.payload.get("data")
     if isinstance(data, dict) and data.get("multimodal") is True:
         return False
-    return len(message.content) > threshold
+    return len(message.content) > min_chars
 
 
-def _recent_call_ids(messages: Sequence[Message], keep_batches: int) -> frozenset[str]:
-    """Call ids of the last ``keep_batches`` assistant messages that made tool calls."""
-    batches = [m for m in messages if m.role == "assistant" and m.tool_calls]
-    recent = batches[-keep_batches:] if keep_batches > 0 else []
-    return frozenset(call.id for batch in recent for call in batch.tool_calls)
+def _latest_batch(messages: Sequence[Message]) -> frozenset[str]:
+    """Call ids of the last assistant message that made tool calls."""
+    for message in reversed(messages):
+        if message.role == "assistant" and message.tool_calls:
+            return frozenset(call.id for call in message.tool_calls)
+    return frozenset()
+
+
+def _called(messages: Sequence[Message], tool: str) -> bool:
+    return any(call.name == tool for m in messages for call in m.tool_calls)
+
+
+def _turn_start(events: Sequence[Event], agent: str) -> int:
+    """Seq of the agent's latest ``turn.started`` event (0 without one: all of it is current)."""
+    for event in reversed(events):
+        if event.type == "turn.started" and event.agent == agent:
+            return event.seq
+    return 0
 
 
 def _tool_ended_by_call(events: Sequence[Event], agent: str) -> dict[str, Event]:
@@ -133,3 +255,15 @@ def _tool_ended_by_call(events: Sequence[Event], agent: str) -> dict[str, Event]
         if isinstance(call_id, str):
             (own if event.agent == agent else other).setdefault(call_id, event)
     return {**other, **own}
+
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "SKILL_TOOLS",
+    "ObservationOf",
+    "ProjectionSettings",
+    "ProjectionState",
+    "observation_lookup",
+    "project_request",
+    "settings_for",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from protoagent.context.admission import LOW_WATER, AdmissionReport, admission_window, admit_request
+from protoagent.context.record_view import RecordView, advance_view
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, counter_for
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
@@ -21,7 +22,8 @@ TaskRecordSource = Callable[[], str | None]
 
 
 class ContextAdmissionHook:
-    """Evicts old observations so the request fits; reinserts the task record; fails loudly.
+    """Evicts old observations so the request fits; shows the task record once and appends its
+    updates (the prefix stays byte-stable); fails loudly.
 
     ``window`` is the provider's known context window; ``None`` means unknown, which caps
     small profiles at 8192 tokens and leaves other profiles uncapped (the record is still
@@ -43,7 +45,10 @@ class ContextAdmissionHook:
         self.task_record = task_record
         self.low_water = low_water
         self.last_report: AdmissionReport | None = None
-        self._boundaries: dict[str, int] = {}
+        self._boundaries: dict[str, tuple[str, int]] = {}
+        """Per agent: the conversation's first message and its eviction boundary."""
+        self._views: dict[str, RecordView] = {}
+        """Per agent: what its conversation has been shown of the task record (append-only)."""
 
     @classmethod
     def for_provider(
@@ -59,21 +64,36 @@ class ContextAdmissionHook:
         )
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        agent = request.agent_role
         record = self.task_record() if self.task_record is not None else None
-        boundary = self._boundaries.get(request.agent_role, 0)
-        if boundary > len(request.messages):
-            boundary = 0  # A different conversation under the same role: start afresh.
-        admitted, report = admit_request(
+        anchor = request.messages[0].content if request.messages else ""
+        known_anchor, boundary = self._boundaries.get(agent, (anchor, 0))
+        if known_anchor != anchor or boundary > len(request.messages):
+            boundary = 0  # A different conversation under the same role (a new assignment): start afresh.
+        view = advance_view(self._views.get(agent), request.messages, record) if record is not None else None
+        admitted, report = self._admit(request, view, boundary)
+        if view is not None and view.updates and report.boundary > boundary:
+            # This eviction changes the prefix anyway: show the current record whole again.
+            view = view.consolidated(view.shown)
+            admitted, report = self._admit(request, view, boundary)
+        if view is not None:
+            self._views[agent] = view
+        self._boundaries[agent] = (anchor, report.boundary)
+        self.last_report = report
+        return admitted
+
+    def _admit(
+        self, request: ModelRequest, view: RecordView | None, boundary: int
+    ) -> tuple[ModelRequest, AdmissionReport]:
+        return admit_request(
             request,
             window=self.window,
             counter=self.counter,
-            task_record=record,
+            task_record=view.base if view is not None else None,
+            record_updates=view.updates if view is not None else (),
             boundary=boundary,
             low_water=self.low_water,
         )
-        self._boundaries[request.agent_role] = report.boundary
-        self.last_report = report
-        return admitted
 
     def registration(self, stage: int = ADMISSION_STAGE) -> HookRegistration:
         return HookRegistration(stage, ADMISSION_OWNER, self)

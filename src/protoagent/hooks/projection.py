@@ -1,4 +1,4 @@
-"""``ToolContextProjectionHook``: old oversized tool results become receipts at the model boundary."""
+"""``ToolContextProjectionHook``: old tool results become receipts by a token budget, at the model boundary."""
 
 from __future__ import annotations
 
@@ -8,50 +8,70 @@ from protoagent.context.projection import (
     DEFAULT_SETTINGS,
     ObservationOf,
     ProjectionSettings,
+    ProjectionState,
     observation_lookup,
     project_request,
+    settings_for,
 )
+from protoagent.context.tokens import TokenCounter, counter_for
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
-from protoagent.tools.base import AnyTool, ToolMetadata
+from protoagent.tools.base import AnyTool, Profile, ToolMetadata
 
-PROJECTION_STAGE = 50
+PROJECTION_STAGE = 7
+"""Before the compact protocol (10), which writes the declared tools into JSON-mode prompts:
+projection decides whether ``recall`` is declared. The budget counts messages only."""
 PROJECTION_OWNER = "tool-context-projection"
 
 
 class ToolContextProjectionHook:
-    """Keeps the recent tool batches exact and projects older oversized text-only results.
+    """Marks stale reads and projects old results once the history passes the budget.
 
     ``observations`` maps tool names to their ``ToolMetadata`` (or is a lookup function);
     the hook decides from metadata, never from tool-name branches (skills excepted, by spec).
-    A result projected once stays projected for the same agent in every later request.
+    A result projected or marked once stays so for the same agent in every later request.
     """
 
     def __init__(
         self,
         observations: Mapping[str, ToolMetadata] | ObservationOf,
         settings: ProjectionSettings = DEFAULT_SETTINGS,
+        counter: TokenCounter | None = None,
     ) -> None:
         self.observation_of = observation_lookup(observations)
         self.settings = settings
-        self._projected: dict[str, frozenset[str]] = {}
+        self.counter = counter
+        self._states: dict[str, ProjectionState] = {}
 
     @classmethod
     def for_tools(
-        cls, tools: Iterable[AnyTool], settings: ProjectionSettings = DEFAULT_SETTINGS
+        cls,
+        tools: Iterable[AnyTool],
+        settings: ProjectionSettings = DEFAULT_SETTINGS,
+        counter: TokenCounter | None = None,
     ) -> ToolContextProjectionHook:
-        return cls({tool.name: tool.metadata for tool in tools}, settings)
+        return cls({tool.name: tool.metadata for tool in tools}, settings, counter)
+
+    @classmethod
+    def for_provider(
+        cls, tools: Iterable[AnyTool], provider: object, config: ModelConfig, profile: Profile
+    ) -> ToolContextProjectionHook:
+        """The profile's budget (capped by a known window), counted with the provider's tokenizer."""
+        return cls.for_tools(tools, settings_for(profile, config.context_window), counter_for(provider))
 
     def projected(self, agent: str = "main") -> frozenset[str]:
         """Call ids this hook has projected so far for ``agent``."""
-        return self._projected.get(agent, frozenset())
+        state = self._states.get(agent)
+        return state.projected if state is not None else frozenset()
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        sticky = self.projected(request.agent_role)
-        projected, ids = project_request(request, events, self.observation_of, self.settings, sticky=sticky)
-        self._projected[request.agent_role] = sticky | ids
-        return projected
+        state = self._states.get(request.agent_role)
+        shaped, self._states[request.agent_role] = project_request(
+            request, events, self.observation_of, self.settings, state=state, counter=self.counter
+        )
+        return shaped
 
     def registration(self, stage: int = PROJECTION_STAGE) -> HookRegistration:
         return HookRegistration(stage, PROJECTION_OWNER, self)

@@ -1,0 +1,105 @@
+"""A real workflow run for the context tests: a temporary date-parser repository and a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protoagent.events import Event, MemoryStore
+from protoagent.models.registry import ModelConfig
+from protoagent.models.types import ModelRequest
+from protoagent.testing import ScriptedModel, make_repo
+from protoagent.tools.base import Profile
+from protoagent.workflow.contract import Surface
+from protoagent.workflow.run import RunOptions, run_task
+
+BUGGY = '''"""Parse ISO calendar dates."""
+
+
+def parse_date(text):
+    year, month, day = text.strip().split("-")
+    return int(year), int(day), int(month)
+'''
+BUGGY_LINE = "    return int(year), int(day), int(month)\n"
+FIXED_LINE = "    return int(year), int(month), int(day)\n"
+TESTS = """import unittest
+
+from dates import parse_date
+
+
+class ParseDateTest(unittest.TestCase):
+    def test_parses_year_month_day(self):
+        self.assertEqual(parse_date("2024-03-15"), (2024, 3, 15))
+"""
+DATE_REPO = {"dates.py": BUGGY, "test_dates.py": TESTS}
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def call(name: str, role: str, call_id: str = "", /, **arguments: Any) -> dict[str, Any]:
+    """One scripted turn of ``role`` calling ``name``; ``call_id`` fixes the call's id."""
+    return {"role": role, "tool_calls": [{"name": name, "arguments": arguments, "id": call_id}]}
+
+
+def say(text: str, role: str) -> dict[str, Any]:
+    return {"role": role, "text": text}
+
+
+def fix_turns() -> list[dict[str, Any]]:
+    """Coder reads dates.py, fixes the swapped return and reports."""
+    return [
+        call("read_file", "coder", path="dates.py"),
+        call("edit_file", "coder", path="dates.py", old=BUGGY_LINE, new=FIXED_LINE, expected_revision=sha(BUGGY)),
+        call("report_task", "coder", status="done", summary="swapped month and day back"),
+    ]
+
+
+@dataclass
+class Run:
+    """One finished run: its events, the scripted model (and every request it received), the repo."""
+
+    events: list[Event]
+    model: ScriptedModel
+    root: Path
+
+    def ended(self, tool: str) -> list[Event]:
+        return [e for e in self.events if e.type == "tool.ended" and e.payload["tool"] == tool]
+
+    def requests(self, agent: str) -> list[ModelRequest]:
+        return [r for r in self.model.requests if r.agent_role == agent]
+
+
+def run(
+    tmp_path: Path,
+    objective: str,
+    turns: Sequence[Mapping[str, Any]],
+    *,
+    files: Mapping[str, str] = DATE_REPO,
+    window: int | None = None,
+    surface: Surface | None = None,
+    profile: Profile = "standard",
+) -> Run:
+    """One run with the given profile, optionally with a known context window."""
+    root = make_repo(tmp_path / "repo", files)
+    model = ScriptedModel.from_lines(turns)
+    store = MemoryStore()
+    options = RunOptions(
+        repo=root,
+        model="scripted:inline",
+        store=store,
+        approval="auto",
+        surface=surface,
+        provider=model,
+        profile=profile,
+        model_config=ModelConfig(context_window=window),
+        artifacts_root=tmp_path / "artifacts",
+        data_home=tmp_path / "home",
+    )
+    report = asyncio.run(run_task(objective, options))
+    return Run(store.load(report.session_id), model, root)
