@@ -37,8 +37,7 @@ def test_a_branch_outside_the_workspace_under_auto_is_asked_for_denied_and_never
     user_servers(tmp_path, {"git": {"command": GIT_SERVER}})
     arguments = {"repo_path": str(outside), "branch_name": "sneaky"}
     turns = [
-        call("mcp_tool_schema", "architect", server="git", tool="git_create_branch"),
-        call("call_mcp_tool", "architect", server="git", tool="git_create_branch", arguments=arguments),
+        call("mcp__git__git_create_branch", "architect", **arguments),
         say("could not create it", "architect"),
     ]
     run = run_workflow(tmp_path, "create a branch", turns, mcp=True, approval="auto", surface="editing")
@@ -61,12 +60,11 @@ def test_a_branch_outside_the_workspace_under_auto_is_asked_for_denied_and_never
 def test_a_trusted_reference_time_server_answers_under_auto(tmp_path: Path) -> None:
     user_servers(tmp_path, {"time": {"command": TIME_SERVER, "trusted": True}})
     turns = [
-        call("list_mcp_tools", "architect", server="time"),
-        call("call_mcp_tool", "architect", server="time", tool="get_current_time", arguments={"timezone": "UTC"}),
+        call("mcp__time__get_current_time", "architect", timezone="UTC"),
         say("it is late", "architect"),
     ]
     run = run_workflow(tmp_path, "note the UTC time", turns, mcp=True, approval="auto", surface="editing")
-    ended = run.ended("call_mcp_tool")[0].payload
+    ended = run.ended("mcp__time__get_current_time")[0].payload
     assert ended["status"] == "ok" and '"timezone": "UTC"' in ended["output"]
     reason = run.of("approval.decided")[-1].payload["reason"]
     assert reason.startswith("approval policy 'auto' allows this call: MCP server 'time' is trusted in ")
@@ -76,11 +74,10 @@ def test_a_trusted_reference_time_server_answers_under_auto(tmp_path: Path) -> N
 def test_one_server_per_run_stopped_when_the_run_ends(tmp_path: Path) -> None:
     demo = Demo(tmp_path / "demo")
     user_servers(tmp_path, {"demo": {**demo.entry(), "trusted": True}})
-    turns = [call("list_mcp_tools", "architect", server="demo")]
-    turns += [call("call_mcp_tool", "architect", server="demo", tool="increment") for _ in range(3)]
+    turns = [call("mcp__demo__increment", "architect") for _ in range(3)]
     turns += [say("counted", "architect")]
     run = run_workflow(tmp_path, "count", turns, mcp=True, approval="auto", surface="editing")
-    outputs = [e.payload["output"].splitlines()[-1] for e in run.ended("call_mcp_tool")]
+    outputs = [e.payload["output"].splitlines()[-1] for e in run.ended("mcp__demo__increment")]
     assert outputs == ["1", "2", "3"]
     assert len(demo.pids()) == 1 and not alive(demo.pids()[0]), "one process, stopped with the run"
     assert [e["tool"] for e in run.json["external_effects"]] == ["increment"] * 3

@@ -4,7 +4,7 @@ revisions that tie it to the exact file contents it measured.
 The receipt's keys are a contract read by :mod:`protoagent.workflow.evidence` and the workflow
 graph: ``check_id``, ``phase``, ``outcome``, ``exit_code``, ``tests_run``,
 ``dependency_revisions``, ``argv``, ``cwd``, ``duration_s``, ``artifact``,
-``unavailable_reason`` and ``failed_tests``.
+``unavailable_reason``, ``failed_tests`` and ``changed_tracked_files``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ SOURCE_SUFFIXES = (".py", ".rs", ".js", ".ts")
 
 ROOT_TEST_DIRECTORIES = ("test", "tests")
 """Folders a root discovery command recurses into once tests move there from the root."""
+
+COMPLETED_OUTCOMES = frozenset({"passed", "failed"})
+"""Outcomes of a check that ran to a verdict."""
 
 ChangedFiles = Callable[[], Iterable[str]]
 """The session service ``changed_files``: the paths this run changed so far."""
@@ -51,6 +54,8 @@ class CheckReceipt:
     unavailable_reason: str | None = None
     failed_tests: tuple[str, ...] = ()
     """The failing test ids the runner named; the model sees them before any output excerpt."""
+    changed_tracked_files: tuple[str, ...] = ()
+    """Tracked files whose revision the run itself changed (see :mod:`protoagent.checks.tracked`)."""
 
     def to_data(self) -> dict[str, Any]:
         """The receipt as ``ToolOutput.data``: exactly the contract's keys."""
@@ -67,6 +72,7 @@ class CheckReceipt:
             "artifact": self.artifact,
             "unavailable_reason": self.unavailable_reason,
             "failed_tests": list(self.failed_tests),
+            "changed_tracked_files": list(self.changed_tracked_files),
         }
 
     def header(self) -> str:
@@ -85,10 +91,15 @@ class CheckReceipt:
             lines.append(f"note: {note}")
         if self.unavailable_reason and self.unavailable_reason != note:
             lines.append(f"unavailable: {self.unavailable_reason}")
+        if self.changed_tracked_files:
+            changed = ", ".join(self.changed_tracked_files)
+            lines.append(f"changed tracked files: {changed} (the check changed them; they are not edits)")
         text = "\n".join(lines)
         if body:
             text = f"{text}\n{body}"
-        status: Literal["ok", "error"] = "ok" if self.outcome == "passed" else "error"
+        # A check that ran to its verdict worked, failing or not: the header says "failed", and only a
+        # check that could not measure (unavailable, timed out, stopped) is a tool error.
+        status: Literal["ok", "error"] = "ok" if self.outcome in COMPLETED_OUTCOMES else "error"
         return ToolOutput(text, status=status, data=self.to_data(), artifact=self.artifact)
 
 

@@ -1,0 +1,141 @@
+"""Who holds control in the edit phase: final verification closes it, a completed failing final
+check hands control back to the Graph before the Architect's next request, and a denial stops
+the agent it happened to instead of letting it try again.
+
+Everything here is read from the session log, so a resumed or reloaded run sees the same state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from protoagent.errors import ToolRejected, YieldControl
+from protoagent.events.log import SessionLog
+from protoagent.events.types import Event
+from protoagent.models.types import ModelRequest
+from protoagent.tools.base import AnyTool, ToolContext
+from protoagent.tools.pipeline import PreExecuteHook
+from protoagent.workflow.reports import WRITE_TOOLS
+
+FINAL_CHECK_FAILED = "final_check_failed"
+"""Yield reason: a completed final check failed, so the Graph (not the Architect) decides on a repair."""
+DENIED_PREFIX = "denied: "
+"""Yield reason prefix: an action of this run was denied; the agent stops instead of retrying."""
+EDIT_TOOLS = frozenset({"coder", *WRITE_TOOLS})
+"""Calls that edit (or start a Coder assignment that edits); refused once editing has closed."""
+OPENING_PHASES = frozenset({"edit", "repair"})
+MODEL_FREE_AGENTS = frozenset({"verifier"})
+"""Agents that run without a model (the Verifier runs the Graph's checks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """The first denied action of the current run."""
+
+    seq: int
+    agent: str
+    tool: str
+    output: str
+
+    def reason(self) -> str:
+        said = self.output.removeprefix("denied: ").split(". The action did not run")[0]
+        return f"{DENIED_PREFIX}{self.tool} by {self.agent} was denied ({said}); a denial stands and is not retried"
+
+
+def run_start(events: Sequence[Event]) -> int:
+    """The seq where the current run began (its ``run.contract``); 0 when none is recorded."""
+    return max((e.seq for e in events if e.type == "run.contract"), default=0)
+
+
+def first_denial(events: Sequence[Event], after_seq: int = 0) -> Denial | None:
+    """The first action a model proposed that was denied (by a person, a policy or a guard)
+    after ``after_seq``. The Graph's own model-free check runs are evidence when denied (nothing
+    measured the change), not an agent's action to stop."""
+    for e in events:
+        if e.seq > after_seq and e.type == "tool.ended" and e.payload["status"] == "denied":
+            if e.agent not in MODEL_FREE_AGENTS:
+                return Denial(e.seq, e.agent, str(e.payload["tool"]), str(e.payload["output"]))
+    return None
+
+
+def _is_write(event: Event) -> bool:
+    """An applied file change (a write tool's ``tool.ended`` with status ok)."""
+    payload = event.payload
+    return event.type == "tool.ended" and payload["tool"] in WRITE_TOOLS and payload["status"] == "ok"
+
+
+def _phase_opened(events: Sequence[Event]) -> int:
+    """The seq of the latest event that opened an edit phase (edit, repair or a continuation)."""
+    opened = 0
+    for e in events:
+        if e.type == "workflow.phase" and e.payload.get("phase") in OPENING_PHASES:
+            opened = e.seq
+        elif e.type == "workflow.continuing":
+            opened = e.seq
+    return opened
+
+
+def _final_checks_in_phase(events: Sequence[Event]) -> list[Event]:
+    """``run_check`` verify results (not rejected) in the open phase that follow a file change."""
+    opened = _phase_opened(events)
+    requested: dict[str, object] = {}
+    wrote = False
+    found = []
+    for e in events:
+        if e.type == "tool.started" and e.payload["tool"] == "run_check":
+            requested[e.payload["call_id"]] = e.payload["arguments"].get("phase", "verify")
+        if e.type != "tool.ended":
+            continue
+        if _is_write(e):
+            wrote = True
+        elif e.payload["tool"] == "run_check" and e.payload["status"] != "rejected" and e.seq > opened and wrote:
+            phase = (e.payload.get("data") or {}).get("phase") or requested.get(e.payload["call_id"], "verify")
+            if phase == "verify":
+                found.append(e)
+    return found
+
+
+def editing_closed(events: Sequence[Event]) -> bool:
+    """Final verification closes the edit phase for this attempt (until the Graph opens a repair)."""
+    return bool(_final_checks_in_phase(events))
+
+
+def failing_final_check(events: Sequence[Event]) -> Event | None:
+    """A final check in the open phase that completed and failed, after the last file change."""
+    last_write = max((e.seq for e in events if _is_write(e)), default=0)
+    for e in _final_checks_in_phase(events):
+        if e.seq > last_write and (e.payload.get("data") or {}).get("outcome") == "failed":
+            return e
+    return None
+
+
+class PhaseControl:
+    """The before-model hook and the pre-execute gate that keep the Graph in charge of phases."""
+
+    @staticmethod
+    def hook(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        """No request (for any agent of the run) after a denial in this run; no Architect request
+        after a completed failing final check."""
+        denial = first_denial(events, run_start(events))
+        if denial is not None:
+            raise YieldControl(denial.reason())
+        if request.agent_role == "architect" and failing_final_check(events) is not None:
+            raise YieldControl(FINAL_CHECK_FAILED)
+        return request
+
+    @staticmethod
+    def gate(log: SessionLog) -> PreExecuteHook:
+        """A pipeline pre-execute hook refusing edits once final verification closed the phase."""
+
+        def refuse_closed_edits(tool: AnyTool, args: BaseModel, ctx: ToolContext) -> None:
+            if tool.name in EDIT_TOOLS and editing_closed(log.events):
+                raise ToolRejected(
+                    "final verification closed the edit phase for this attempt; only the workflow opens a "
+                    "repair. Finish with a short summary of the outcome",
+                    kind="edit_phase_closed",
+                )
+
+        return refuse_closed_edits
