@@ -28,6 +28,16 @@ Resume that session with a new message: same session, same mode, workspace and t
 >>> first, resumed.session_id == report.session_id, resumed.summary
 ('session.resumed', True, 'Hello again!')
 
+Open one Coding session over several repositories: ``repo`` is the primary (relative paths,
+commands and checks), and a file in another is named by its absolute path:
+
+>>> other = make_repo(folder / "other", {"shared.md": "shared\\n"}, git=False)
+>>> script = write_script(folder / "multi.jsonl", [final_turn("Two repositories.", role="architect")])
+>>> multi = replace(options, model=f"scripted:{script}", resume=None, extra_repos=(other,))
+>>> first, last, report = asyncio.run(watch("what is shared?", multi))
+>>> first, report.summary
+('session.created', 'Two repositories.')
+
 Answer approvals with a callback, then read the report back from the store:
 
 >>> from protoagent import ApprovalAnswer, approval_callback, read_report, run_task

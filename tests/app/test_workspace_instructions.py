@@ -108,8 +108,10 @@ def test_agents_md_is_in_every_request_exactly_once_across_steps_and_compaction(
         assert all(ROOT_RULE not in str(m) for m in request.messages)
     assert model.requests[-1].system.count(API_RULE) == 1
     counts = [len(r.messages) for r in model.requests]
-    # Each step adds an assistant message and a tool result; admission evicted older ones.
-    assert any(later <= earlier for earlier, later in itertools.pairwise(counts[1:])), counts
+    # Each step adds an assistant message and a tool result; older ones were compacted: projected
+    # into receipts (the context budget) or evicted by admission.
+    projected = any(m.content.startswith("[projected result of") for m in model.requests[-1].messages)
+    assert projected or any(later <= earlier for earlier, later in itertools.pairwise(counts[1:])), counts
     assert [e.payload["status"] for e in events if e.type == "turn.ended"] == ["completed"]
 
 

@@ -2,7 +2,9 @@
 
 Work agents are flat files (``agents/NAME.md``); Coding agents live in ``agents/coding/NAME.md``.
 Nothing else under ``agents/`` is exposed. A file that does not validate is left out with a
-diagnostic instead of breaking the runtime.
+diagnostic instead of breaking the runtime. A file whose ``model`` cannot name a model stays in
+(with a diagnostic): a run that would use that agent refuses to start rather than quietly
+answering with another model.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from protoagent.agents.definition import AgentDefinition, AgentSource, AppMode, parse_agent
+from protoagent.agents.definition import AgentDefinition, AgentSource, AppMode, model_problem, parse_agent
 from protoagent.agents.profiles import PROFILES, profile_for
 from protoagent.errors import ConfigError
 
@@ -100,6 +102,10 @@ def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentCat
     problems.extend(_dangling_members(winners))
     bad = {p.path for p in problems}
     kept = tuple(d for d in winners.values() if d.path not in bad)
+    for definition in kept:
+        problem = model_problem(definition.model) if definition.model else None
+        if problem is not None and definition.path is not None:
+            problems.append(AgentProblem(definition.path, f"{definition.path}: {problem}"))
     return AgentCatalog(kept, tuple(problems))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.agents.catalog import AgentCatalog
-from protoagent.agents.definition import AgentDefinition, AgentRole, AgentSource, AppMode
+from protoagent.agents.definition import AgentDefinition, AgentRole, AgentSource, AppMode, model_problem
 from protoagent.agents.profiles import (
     ARCHITECT_PROMPT,
     ARCHITECT_TIER,
@@ -106,7 +106,16 @@ def select_lead(catalog: AgentCatalog, mode: AppMode, name: str | None) -> Effec
     if definition.role != "lead":
         leads = ", ".join(d.name for d in catalog.in_mode(mode) if d.role == "lead")
         raise ConfigError(f"agent {definition.agent_id!r} is a member, not a lead; choose one of: {leads}")
-    return compile_agent_config(definition)
+    return check_model(compile_agent_config(definition))
+
+
+def check_model(agent: EffectiveAgent) -> EffectiveAgent:
+    """Refuse an agent a run would use whose ``model`` cannot name a model (before anything is written)."""
+    problem = model_problem(agent.model) if agent.model else None
+    if problem is not None:
+        where = agent.path or agent.agent_id
+        raise ConfigError(f"{where}: {problem}; fix its 'model' field ('protoagent agents validate' lists problems)")
+    return agent
 
 
 def team_of(
@@ -121,5 +130,5 @@ def team_of(
             continue
         effective = compile_agent_config(definition)
         if effective.lead == lead.name:
-            members.append(effective)
+            members.append(check_model(effective))
     return tuple(members)

@@ -154,6 +154,19 @@ def _list_field(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...
     return tuple(dict.fromkeys(str(v).strip() for v in value))
 
 
+def model_problem(spec: str) -> str | None:
+    """Why ``spec`` cannot name a model (the ``--model`` syntax), or ``None``. Pure: loads nothing."""
+    from protoagent.models.registry import provider_names, split_spec
+
+    name, rest = split_spec(spec)
+    known = provider_names()
+    if name not in known:
+        return f"model {spec!r} names no known provider; use one of: {', '.join(known)} (e.g. 'openai:gpt-4.1')"
+    if name != "local" and not rest.strip():
+        return f"model {spec!r} names no model after {name + ':'!r}; write it as '{name}:NAME'"
+    return None
+
+
 def parse_agent(
     text: str, path: Path, mode: AppMode, source: AgentSource, default_role: AgentRole = "member"
 ) -> AgentDefinition:

@@ -29,9 +29,22 @@ class SessionFacts:
     mode: AppMode
     lead: str
     root: Path
+    """The workspace, or the primary repository of a multi-repository session."""
+    extra_roots: tuple[Path, ...] = ()
+    """The further repositories of a multi-repository session, in order."""
 
-    def to_json(self) -> dict[str, str]:
-        return {"session_id": self.session_id, "mode": self.mode, "lead": self.lead, "root": str(self.root)}
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return (self.root, *self.extra_roots)
+
+    def to_json(self) -> dict[str, str | list[str]]:
+        return {
+            "session_id": self.session_id,
+            "mode": self.mode,
+            "lead": self.lead,
+            "root": str(self.root),
+            "roots": [str(r) for r in self.roots],
+        }
 
 
 def session_facts(session_id: str, events: Sequence[Event]) -> SessionFacts:
@@ -40,20 +53,43 @@ def session_facts(session_id: str, events: Sequence[Event]) -> SessionFacts:
     raw_mode = created.get("mode") or "coding"
     mode = cast(AppMode, raw_mode if raw_mode in APP_MODES else "coding")
     lead = str(created.get("lead") or DEFAULT_LEADS[mode])
-    return SessionFacts(session_id, mode, lead, Path(str(created.get("root", "."))))
+    root = Path(str(created.get("root", ".")))
+    roots = created.get("roots") or []
+    extra = tuple(Path(str(r)) for r in roots[1:]) if isinstance(roots, list) else ()
+    return SessionFacts(session_id, mode, lead, root, extra)
 
 
-def check_resume(facts: SessionFacts, mode: AppMode | None, repo: Path | None, agent: str | None) -> None:
-    """Refuse a resume that would migrate the session (mode, workspace or lead)."""
+def check_resume(
+    facts: SessionFacts,
+    mode: AppMode | None,
+    repo: Path | None,
+    agent: str | None,
+    *,
+    extra: Sequence[Path] | None = None,
+) -> None:
+    """Refuse a resume that would migrate the session (mode, workspace, repositories or lead).
+
+    ``repo`` is the primary repository asked for (``None``: not asked); ``extra`` the further
+    repositories asked for (``None``: not asked, ``()``: none).
+    """
     sid = facts.session_id
     if mode is not None and mode != facts.mode:
         raise ConfigError(f"session {sid} is a {facts.mode} session and cannot change mode; drop --mode {mode}")
-    if repo is not None and Path(repo).expanduser().resolve() != facts.root.resolve():
+    if repo is not None and _resolved(repo) != facts.root.resolve():
         raise ConfigError(
             f"session {sid} works in {facts.root} and cannot move to {repo}; drop --repo or pass that folder"
         )
+    if extra is not None and {_resolved(r) for r in extra} != {r.resolve() for r in facts.extra_roots}:
+        recorded = ", ".join(str(r) for r in facts.roots)
+        raise ConfigError(
+            f"session {sid} works in {recorded} and cannot change its repositories; drop --repo or pass exactly those"
+        )
     if agent is not None and agent.removeprefix("coding/") != facts.lead:
         raise ConfigError(f"session {sid} is led by {facts.lead!r}; drop --agent {agent} to continue it")
+
+
+def _resolved(path: Path) -> Path:
+    return Path(path).expanduser().resolve()
 
 
 def default_mode(repo_given: bool, cwd: Path) -> AppMode:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from protoagent.events.log import SessionLog, new_session_id
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookPipeline
+from protoagent.hooks.projection import PROJECTION_OWNER
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
 from protoagent.processes.runner import ProcessRegistry
@@ -22,14 +23,16 @@ from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Poli
 from protoagent.tools.base import AnyTool
 from protoagent.tools.pipeline import Guard, ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
+from protoagent.workspace.paths import EXTRA_ROOTS
 
 
 def builtin_tools() -> list[AnyTool]:
     """Every first-party tool, instantiated. Presets pick from these by exact name."""
     from protoagent.processes.tools import PROCESS_TOOLS
+    from protoagent.tools.recall import RECALL_TOOLS
     from protoagent.workspace.tools import WORKSPACE_TOOLS
 
-    return [cls() for cls in (*WORKSPACE_TOOLS, *PROCESS_TOOLS)]
+    return [cls() for cls in (*WORKSPACE_TOOLS, *PROCESS_TOOLS, *RECALL_TOOLS)]
 
 
 @dataclass(slots=True)
@@ -62,6 +65,11 @@ class SessionSpec:
     """The lead agent of the session, persisted at creation."""
     resume_id: str | None = None
     """Continue this recorded session (its log is opened, not created)."""
+    extra_roots: Sequence[Path] = ()
+    """Further repositories of a multi-repository session (``repo`` is the primary); tools
+    reach them by absolute path, confined beneath each root. Persisted at creation."""
+    agent_providers: Mapping[str, ModelProvider] = field(default_factory=dict)
+    """Agent name → the provider of an agent whose own ``model`` differs from the session's."""
 
 
 class AgentSession:
@@ -92,12 +100,15 @@ class AgentSession:
             registry.shutdown()
 
     def offered_tools(self, names: Sequence[str]) -> tuple[str, ...]:
-        """The role's tools, tools activated by loaded skills, plus ``process`` once a ``shell``
-        call left a process running."""
+        """The role's tools, tools activated by loaded skills, ``recall`` for a role with tools when
+        projection is mounted (its receipts point to it), plus ``process`` once a ``shell`` call left
+        a process running."""
         registry = self.spec.services.get("processes")
         skill_tools = self.spec.services.get("skill_tools") or ()
         # Tools an activated skill declared as dependencies join the offer (validated on activation).
         names = (*names, *(t for t in sorted(skill_tools) if t not in names and t in self.registry))
+        if names and "recall" in self.registry and "recall" not in names and PROJECTION_OWNER in self.hooks.owners:
+            names = (*names, "recall")  # projection declares it to the model only once a receipt needs it
         if "shell" in names and "process" in self.registry and isinstance(registry, ProcessRegistry):
             if process_tool_available(registry) and "process" not in names:
                 return (*names, "process")
@@ -105,8 +116,17 @@ class AgentSession:
 
     @property
     def root(self) -> Path:
-        """The selected workspace root."""
+        """The selected (primary) workspace root."""
         return self.pipeline.env.root
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """Every root of the session, the primary first."""
+        return (self.root, *self.spec.services.get(EXTRA_ROOTS, ()))
+
+    def provider_for(self, agent: str) -> ModelProvider:
+        """The provider that answers ``agent``: its own model's, else the session's."""
+        return self.spec.agent_providers.get(agent, self.provider)
 
     @property
     def session_id(self) -> str:
@@ -117,6 +137,7 @@ class AgentSession:
         """Compose and record a new session. Anything unknown or broken fails here, before any
         model call and before the log exists."""
         root = _check_repo(spec.repo)
+        extra = tuple(r for r in dict.fromkeys(_check_repo(r) for r in spec.extra_roots) if r != root)
         preset = spec.preset if isinstance(spec.preset, Preset) else get_preset(spec.preset)
         if spec.approval not in POLICIES:
             raise ConfigError(f"unknown approval policy {spec.approval!r}; use one of {', '.join(POLICIES)}")
@@ -134,6 +155,9 @@ class AgentSession:
         artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"
         artifacts = artifacts_root / log.session_id
         spec.services.setdefault("processes", ProcessRegistry())
+        spec.services["session_log"] = log  # read by ``recall``
+        if extra:
+            spec.services[EXTRA_ROOTS] = extra
         env = ToolEnvironment(root, artifacts, spec.services, preset.profile)
         pipeline = ToolPipeline(registry, approvals, log, env, guards=spec.guards)
         if spec.resume_id is not None:
@@ -148,6 +172,7 @@ class AgentSession:
                 "preset": preset.name,
                 "model": spec.model,
                 "root": str(root),
+                **({"roots": [str(r) for r in (root, *extra)]} if extra else {}),
                 "approval_policy": approvals.policy,
                 "parent_session_id": spec.parent_session_id,
                 "title": spec.title,

@@ -21,6 +21,10 @@ INSTRUCTIONS_FILE = "AGENTS.md"
 WORKSPACE_INSTRUCTIONS_STAGE = 8
 """Before the compact protocol (10), which keeps the system text as the role's instructions."""
 WORKSPACE_INSTRUCTIONS_OWNER = "workspace-instructions"
+MULTI_ROOT_HEADER = (
+    "Workspace repositories (a relative path is under the first; name a file in another by its "
+    "absolute path; commands and checks run in the first):"
+)
 MAX_FILE_BYTES = 16_000
 """One instruction file's share of the prompt; a longer file is cut with a marker."""
 
@@ -52,10 +56,9 @@ class WorkspaceInstructionsHook:
         return self._texts[real]
 
     def _owner(self, path: Path) -> Path | None:
-        for root in self.roots:
-            if path == root or root in path.parents:
-                return root
-        return None
+        """The deepest root holding ``path`` (a repository nested in another owns its files)."""
+        holders = [root for root in self.roots if path == root or root in path.parents]
+        return max(holders, key=lambda root: len(root.parts)) if holders else None
 
     def _add_touched(self, rel: str) -> None:
         if rel in self._touched:
@@ -85,7 +88,8 @@ class WorkspaceInstructionsHook:
         return block
 
     def _render(self, files: Sequence[Path]) -> str:
-        lines = ["Workspace repositories:", *(f"- {root}" for root in self.roots)]
+        lines = ["Workspace repositories:" if len(self.roots) == 1 else MULTI_ROOT_HEADER]
+        lines += [f"- {root}" for root in self.roots]
         seen: set[Path] = set()
         for path in files:
             text = self._text(path)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from protoagent.agents.definition import AppMode
 from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget, TurnOutcome
+from protoagent.agents.modes import check_resume
 from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
@@ -17,9 +17,7 @@ from protoagent.checks.interpreter import select_interpreter
 from protoagent.checks.plan import plan_checks
 from protoagent.checks.run_check import CHECK_TOOLS
 from protoagent.checks.types import CheckPlan
-from protoagent.errors import ConfigError
 from protoagent.events.log import SessionLog
-from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.hooks.admission import ContextAdmissionHook
 from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
@@ -31,116 +29,35 @@ from protoagent.integrations import integration_tools
 from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.integrations.mcp_native import mount_native
 from protoagent.integrations.mcp_prompts import expand_prompt_command
-from protoagent.models.profile import ProfileRequest, choose_profile
-from protoagent.models.protocol import ModelProvider
-from protoagent.models.registry import ModelConfig, resolve_model
-from protoagent.processes.sandbox import Sandbox, SandboxMode, select_sandbox
+from protoagent.models.profile import detect_profile
 from protoagent.skills.runtime import SKILLS_SERVICE
 from protoagent.skills.session_skills import resolver_enabled, skills_for_run
 from protoagent.skills.tool import SkillTool
-from protoagent.tools.approvals import Answerer, Policy
 from protoagent.tools.base import AnyTool
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
-from protoagent.workflow.contract import RunContract, Surface, select_contract
+from protoagent.workflow.check_redirect import with_check_redirect
+from protoagent.workflow.contract import RunContract
+from protoagent.workflow.deferral import session_contract
 from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
+from protoagent.workflow.explorer import EXPLORER_TOOLS
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
 from protoagent.workflow.limits import limits_for
 from protoagent.workflow.packets import PACKET_TOOLS
+from protoagent.workflow.run_models import run_models
+from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, check_inputs, run_sandbox
 from protoagent.workflow.task import TaskRecord, current_task
 from protoagent.workflow.task_tools import TASK_TOOLS
 from protoagent.workflow.team import RunTeam, assemble_team, check_tools, lead_role, resumed_facts
 from protoagent.workflow.user_command import run_user_command
 from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, file_writes
 
-RunStatus = Literal["completed", "incomplete", "failed"]
+__all__ = ["RunOptions", "RunReport", "RunStatus", "run_sandbox", "run_task"]
+
 SMALL_PROFILE_MAX_OUTPUT = 384
 """Output tokens per small-profile action: one action is short, and a sub-1B model that loops
 inside a JSON string should be cut off in seconds, not after a thousand tokens."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunReport:
-    """The evidence report of one run; the session log holds every fact behind it."""
-
-    session_id: str
-    status: RunStatus
-    surface: Surface | Literal["command"]
-    """The request's surface; ``command`` for a person's own ``!command``."""
-    evidence: Evidence
-    summary: str
-    notes: tuple[str, ...] = field(default=())
-    mode: AppMode = "coding"
-    """The session's persisted application mode."""
-    lead: str = DEFAULT_LEADS["coding"]
-    """The session's persisted lead agent."""
-
-    def to_json(self) -> dict[str, Any]:
-        e = self.evidence
-        return {
-            "session_id": self.session_id,
-            "mode": self.mode,
-            "lead": self.lead,
-            "status": self.status,
-            "surface": self.surface,
-            "applied": e.applied,
-            "verified": e.verified,
-            "criteria_supported": e.criteria_supported,
-            "changed_files": list(e.changed_files),
-            "external_effects": [dict(x) for x in e.external_effects],
-            "checks": [c.to_json() for c in e.checks],
-            "verification": e.verification,
-            "summary": self.summary,
-            "notes": list(self.notes),
-        }
-
-
-@dataclass(slots=True)
-class RunOptions:
-    repo: Path
-    model: str
-    store: SessionStore
-    approval: Policy = "ask"
-    answerer: Answerer | None = None
-    surface: Surface | None = None
-    """Force a surface; no classification call is made then."""
-    tester: bool = True
-    scout: bool = False
-    """Offer Scout's web_search/fetch_url to the Architect (off by default)."""
-    mcp: bool = False
-    """Offer the MCP broker's tools to the Architect (off by default)."""
-    data_home: Path | None = None
-    """Where user-level configuration (mcp.json) lives."""
-    provider: ModelProvider | None = None
-    model_config: ModelConfig = field(default_factory=ModelConfig)
-    on_event: Callable[[Event], None] | None = None
-    artifacts_root: Path | None = None
-    profile: ProfileRequest = "auto"
-    """``small`` or ``standard`` prompt profile; ``auto`` decides by the model's context window."""
-    max_model_calls: int | None = None
-    """The run's model-call budget, shared by the Architect and every worker; ``None``: the
-    profile's budget (``workflow.limits``)."""
-    sandbox: SandboxMode = "auto"
-    """How commands are confined: ``required``, ``auto`` (ask each command without a sandbox) or ``off``."""
-    network: bool = False
-    """Let sandboxed commands use the network."""
-    writable: tuple[Path, ...] = ()
-    """Folders outside the workspace that sandboxed commands may also write."""
-    mode: AppMode | None = None
-    """``work`` or ``coding`` for a new session (default coding); a resume keeps the persisted one."""
-    agent: str | None = None
-    """The lead agent of a new session (default: the mode's default lead)."""
-    resume: str | None = None
-    """Continue this recorded session from its log: same mode, workspace, lead and task record."""
-    skill_resolver: bool | None = None
-    """Run the implicit skill resolver before the model; ``None``: on for standard profiles."""
-
-
-def run_sandbox(options: RunOptions) -> Sandbox:
-    """The sandbox profile every command of the run goes through (``ConfigError`` if required
-    and missing)."""
-    return select_sandbox(options.sandbox, network=options.network, writable=options.writable)
 
 
 def _initial_record(objective: str, plan: CheckPlan, contract: RunContract, root: Path) -> TaskRecord:
@@ -172,31 +89,26 @@ def _role_for(
             return roles.architect(profile, mode, tester)
 
 
-def _check_inputs(objective: str, repo: Path) -> Path:
-    if not objective.strip():
-        raise ConfigError("the objective is empty: say what you want done, e.g. 'fix the failing test'")
-    root = Path(repo).expanduser()
-    if not root.is_dir():
-        raise ConfigError(f"repository {str(repo)!r} is not a directory; pass an existing folder with --repo")
-    return root.resolve()
-
-
 async def run_task(objective: str, options: RunOptions) -> RunReport:
     """Run one objective to an honest end and report applied, verified and criteria_supported."""
-    root = _check_inputs(objective, options.repo)
-    team = _team(options, root)
-    root = team.root
+    roots = check_inputs(objective, options)
+    team = _team(options, roots[0])
+    root, extra = team.root, _extra_roots(team, roots[1:])
     run_sandbox(options)  # refuses a required sandbox that is missing before anything runs
     budget = Budget(DEFAULT_MODEL_CALLS if options.max_model_calls is None else options.max_model_calls)
     if options.mcp:  # "/mcp:<server>:<prompt> ..." becomes the prompt's text
         objective = await expand_prompt_command(objective, root, options.data_home)
     if objective.lstrip().startswith("!"):
-        return await run_user_command(objective, root, options)
-    provider = options.provider or resolve_model(options.model, options.model_config)
-    contract = WORK_CONTRACT if team.mode == "work" else await select_contract(objective, options.surface, provider)
+        return await run_user_command(objective, team, extra, options)
+    models = run_models(options, team)
+    provider = models.lead
+    earlier = options.store.load(options.resume) if options.resume is not None else []
+    contract = (
+        WORK_CONTRACT if team.mode == "work" else await session_contract(objective, options.surface, provider, earlier)
+    )
     interpreter = select_interpreter(root)
     plan = CheckPlan() if contract.surface == "conversation" else plan_checks(root, interpreter)
-    choice = choose_profile(provider, options.profile, options.model_config.context_window)
+    choice = await detect_profile(provider, options.profile, options.model_config.context_window)
     profile, mode = choice.profile, choice.action_mode
     limits = limits_for(profile, options.max_model_calls)
     budget.max_model_calls = limits.model_calls
@@ -215,18 +127,25 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     broker = MCPBroker.from_files(root, options.data_home) if options.mcp and extras else None
     if broker is not None:
         services["mcp_broker"] = broker
-    repos = (root,) if team.mode == "coding" else ()
+    repos = (root, *extra) if team.mode == "coding" else ()
     skills = skills_for_run(contract.surface, team.mode, repos, options.data_home, model_config.context_window)
     if skills is not None:
         role = replace(role, tools=(*role.tools, SkillTool.name))
         services.update({SKILLS_SERVICE: skills, "skill_tools": skills.active_tools})
         extras = (*extras, SkillTool)
-    workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS, *extras)
-    tools = [*builtin_tools(), *(cls() for cls in workflow_tools), *team.delegate_tools()]
+    workflow_tools: tuple[type[AnyTool], ...] = (
+        *TASK_TOOLS,
+        *WORKER_TOOLS,
+        *EXPLORER_TOOLS,
+        *PACKET_TOOLS,
+        *CHECK_TOOLS,
+        *extras,
+    )
+    tools = [*with_check_redirect(builtin_tools()), *(cls() for cls in workflow_tools), *team.delegate_tools()]
     check_tools((team.lead, *team.members), {t.name for t in tools})
     spec = SessionSpec(
         repo=root,
-        model=options.model,
+        model=models.spec,
         store=options.store,
         preset=role,
         approval=options.approval,
@@ -241,6 +160,8 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
         mode=team.mode,
         lead=team.lead.name,
         resume_id=options.resume,
+        extra_roots=extra,
+        agent_providers=models.members,
     )
     session = AgentSession.create(spec)
     log = session.log
@@ -298,6 +219,16 @@ def _team(options: RunOptions, root: Path) -> RunTeam:
     )
 
 
+def _extra_roots(team: RunTeam, asked: tuple[Path, ...]) -> tuple[Path, ...]:
+    """A new Coding session's further repositories; a resumed session's persisted ones (a
+    different set asked for is refused)."""
+    if team.resumed is None:
+        return asked if team.mode == "coding" else ()
+    if asked:
+        check_resume(team.resumed, None, None, None, extra=asked)
+    return team.resumed.extra_roots
+
+
 def _board(
     log: SessionLog, objective: str, plan: CheckPlan, contract: RunContract, root: Path, resumed: bool
 ) -> TaskBoard:
@@ -321,12 +252,15 @@ def _mount_hooks(
     exhausted Coder assignment."""
     hooks = session.hooks
     if team.mode == "coding":
-        hooks.register(WorkspaceInstructionsHook([team.root]).registration())
+        hooks.register(WorkspaceInstructionsHook(session.roots).registration())
     if profile == "small":
         editing = contract.surface == "editing" or team.mode == "work"
         cards = (*team.cards(), *((RUN_CHECK_CARD,) if team.mode == "coding" else ())) if editing else ()
         hooks.register(CompactProtocolHook(identity="You are ProtoAgent.", cards=cards).registration())
-    hooks.register(ToolContextProjectionHook.for_tools(session.registry.tools()).registration())
+    projection = ToolContextProjectionHook.for_provider(
+        session.registry.tools(), session.provider, session.spec.model_config, profile
+    )
+    hooks.register(projection.registration())
     checks = contract.surface != "question"  # The question surface cannot run checks.
     record = None if contract.surface == "conversation" else (lambda: board.record.render(checks=checks))
     hooks.register(
@@ -354,7 +288,7 @@ async def _drive(
         failed, deferred, stuck = state.model_failed, state.deferred, state.stuck
         ended = log.last("turn.ended", agent="architect")
         last_reason = str(ended.payload.get("reason", "")) if ended is not None else ""
-        summary = _final_text(log.events, "architect") or state.stop_reason or last_reason
+        summary = state.summary or _final_text(log.events, "architect") or state.stop_reason or last_reason
     elif contract.surface == "verification":
         # The Verifier is model-free: the selected checks run as captured, and the receipts speak.
         await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()

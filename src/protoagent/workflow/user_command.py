@@ -8,31 +8,29 @@ from typing import TYPE_CHECKING
 
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession, SessionSpec
-from protoagent.errors import ProviderError, ToolRejected
+from protoagent.errors import ConfigError, ProviderError, ToolRejected
 from protoagent.models.types import ModelEvent, ModelRequest, TextDelta, ToolCall
 from protoagent.processes.tools import user_shell_call
 from protoagent.workflow.evidence import Evidence
+from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, run_sandbox
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from protoagent.workflow.run import RunOptions, RunReport, RunStatus
+    from protoagent.workflow.team import RunTeam
 
 USER_SHELL = Preset("user-shell", "A person's command line, run without a model.", ("shell",), max_steps=1)
 
 
-async def run_user_command(command: str, root: Path, options: RunOptions) -> RunReport:
-    """Run ``!command`` as the person's own shell call; no model is asked anything."""
-    from protoagent.workflow.run import RunReport, run_sandbox
-
+async def run_user_command(command: str, team: RunTeam, extra: tuple[Path, ...], options: RunOptions) -> RunReport:
+    """Run ``!command`` as the person's own shell call in the session's own mode, workspace and
+    lead (a new session, or the resumed one); no model is asked anything."""
     try:
         name, arguments = user_shell_call(command)
     except ToolRejected as rejection:
-        from protoagent.errors import ConfigError
-
         raise ConfigError(f"{rejection.message}; write the command after '!', e.g. '!ls'") from None
     spec = SessionSpec(
-        repo=root,
+        repo=team.root,
         model="none",
         store=options.store,
         preset=USER_SHELL,
@@ -43,6 +41,10 @@ async def run_user_command(command: str, root: Path, options: RunOptions) -> Run
         artifacts_root=options.artifacts_root,
         provider=_NoModel(),
         services={"sandbox": run_sandbox(options)},
+        mode=team.mode,
+        lead=team.lead.name,
+        resume_id=options.resume,
+        extra_roots=extra,
     )
     session = AgentSession.create(spec)
     try:
@@ -55,7 +57,9 @@ async def run_user_command(command: str, root: Path, options: RunOptions) -> Run
     status: RunStatus = "completed" if result.status == "ok" else "incomplete"
     session.log.append("run.ended", {"status": status, "summary": result.output[:2000]})
     evidence = Evidence(False, False, False, (), (), "no_checks")
-    return RunReport(session.session_id, status, "command", evidence, result.output)
+    return RunReport(
+        session.session_id, status, "command", evidence, result.output, mode=team.mode, lead=team.lead.name
+    )
 
 
 class _NoModel:

@@ -6,6 +6,8 @@ the call is unavailable or filtered) a per-component walk opens each directory w
 ``O_NOFOLLOW`` relative to its parent's descriptor and follows only relative symbolic
 links that stay beneath the root. Both refuse ``..`` escapes, absolute paths and
 symbolic links that lead outside with ``ToolRejected(kind="path_outside_workspace")``.
+A multi-repository session has several roots: ``locate`` picks the one a path names, and the
+open is then strictly beneath that root, exactly as with one.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import os
 import posixpath
 import sys
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -81,6 +84,42 @@ def normalize_relpath(root: Path, path: str) -> str:
                 details={"path": path},
             )
     return rel
+
+
+EXTRA_ROOTS = "extra_roots"
+"""Service key of a multi-repository session's further roots (the primary is the tool root)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A tool path placed under one workspace root."""
+
+    root: Path
+    rel: str
+    """Normalized and relative to ``root``; the only form ever opened (beneath ``root``)."""
+    shown: str
+    """How tools report it: ``rel`` under the primary root, the absolute path under another."""
+
+
+def locate(root: Path, path: str, others: Sequence[Path] = ()) -> Located:
+    """Place ``path`` under one root of the session.
+
+    A relative path is under the primary ``root``. An absolute path is under the deepest root
+    (primary or one of ``others``) that lexically contains it. Choosing a root grants nothing:
+    the open still happens strictly beneath the chosen root, as for a single root.
+    """
+    candidates = [Path(root), *(Path(o) for o in others)]
+    text = path.strip()
+    chosen = Path(root)
+    if others and os.path.isabs(text):
+        lexical = posixpath.normpath(text)
+        inside = [c for c in candidates if _relative_to_root(c, lexical) is not None]
+        if inside:
+            chosen = max(inside, key=lambda c: len(str(c)))
+    rel = normalize_relpath(chosen, path)
+    if chosen == Path(root):
+        return Located(chosen, rel, rel)
+    return Located(chosen, rel, str(chosen) if rel == "." else f"{chosen}/{rel}")
 
 
 def _kernel_normpath(root: Path, path: str) -> str:

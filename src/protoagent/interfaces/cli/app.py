@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -37,6 +38,11 @@ app.add_typer(agents_app, name="agents")
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 MODE_HELP = "work (a session workspace) or coding (a repository); default coding in a repository, else work."
+REPO_HELP = (
+    "Repository to work in (Coding mode); default the current folder. Repeat it for one session over "
+    "several repositories: the first is the primary, where commands, checks and the baseline run; tools "
+    "reach the others by absolute path."
+)
 
 
 class ApprovalChoice(StrEnum):
@@ -67,16 +73,14 @@ EXIT_INTERRUPTED = 130
 @app.command()
 def run(
     objective: Annotated[str, typer.Argument(help="What you want done, in plain words.")],
-    repo: Annotated[
-        Path | None, typer.Option(help="Repository to work in (Coding mode); default the current folder.")
-    ] = None,
+    repo: Annotated[list[Path] | None, typer.Option(help=REPO_HELP, metavar="DIR")] = None,
     model: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="Model spec: local, local:PATH, scripted:PATH, openai:MODEL, "
-            "openai-compatible:URL#MODEL, anthropic:MODEL."
+            "openai-compatible:URL#MODEL, anthropic:MODEL. Default: the lead agent's model, else local."
         ),
-    ] = "local",
+    ] = None,
     approval: Annotated[
         ApprovalChoice, typer.Option(help="Approval policy for file writes and commands.")
     ] = ApprovalChoice.ask,
@@ -122,11 +126,12 @@ def run(
     forced = None if surface is SurfaceChoice.auto else cast("Surface", surface.value)
     with open_store() as store:
         try:
-            target, chosen_mode = resolve_target(store, repo, mode.value if mode else None, agent, resume)
+            target, extra, chosen_mode = resolve_target(store, repo or [], mode.value if mode else None, agent, resume)
         except ConfigError as exc:
             _fail(str(exc), as_json)
         options = RunOptions(
             repo=target,
+            extra_repos=extra,
             mode=chosen_mode,
             agent=agent,
             resume=resume,
@@ -209,7 +214,7 @@ def sessions_show(
             _fail(str(exc), as_json)
     if as_json:
         facts = session_facts(session_id, events)
-        payload = {"session_id": session_id, "mode": facts.mode, "lead": facts.lead, "root": str(facts.root)}
+        payload = facts.to_json()
         typer.echo(json.dumps({**payload, "events": [e.model_dump() for e in events]}))
         return
     for e in events:
@@ -326,6 +331,12 @@ def main() -> None:
 
     try:
         app()
+    except SystemExit as done:
+        # A run stopped by a signal ends the process at once (only a run imports the module).
+        signals = sys.modules.get("protoagent.interfaces.cli.signals")
+        if signals is not None:
+            signals.leave_if_stopped(done.code)
+        raise
     except (ConfigError, SessionLoadError) as exc:
         # The last line of defence: a misconfiguration any command did not map itself is one
         # line naming the fix, exit 2, never a traceback.

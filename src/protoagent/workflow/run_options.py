@@ -1,0 +1,129 @@
+"""What a run is asked to do (``RunOptions``) and what it reports (``RunReport``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from protoagent.agents.definition import AppMode
+from protoagent.agents.profiles import DEFAULT_LEADS
+from protoagent.errors import ConfigError
+from protoagent.events.store import SessionStore
+from protoagent.events.types import Event
+from protoagent.models.profile import ProfileRequest
+from protoagent.models.protocol import ModelProvider
+from protoagent.models.registry import ModelConfig
+from protoagent.processes.sandbox import Sandbox, SandboxMode, select_sandbox
+from protoagent.tools.approvals import Answerer, Policy
+from protoagent.workflow.contract import Surface
+from protoagent.workflow.evidence import Evidence
+
+RunStatus = Literal["completed", "incomplete", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """The evidence report of one run; the session log holds every fact behind it."""
+
+    session_id: str
+    status: RunStatus
+    surface: Surface | Literal["command"]
+    """The request's surface; ``command`` for a person's own ``!command``."""
+    evidence: Evidence
+    summary: str
+    notes: tuple[str, ...] = field(default=())
+    mode: AppMode = "coding"
+    """The session's persisted application mode."""
+    lead: str = DEFAULT_LEADS["coding"]
+    """The session's persisted lead agent."""
+
+    def to_json(self) -> dict[str, Any]:
+        e = self.evidence
+        return {
+            "session_id": self.session_id,
+            "mode": self.mode,
+            "lead": self.lead,
+            "status": self.status,
+            "surface": self.surface,
+            "applied": e.applied,
+            "verified": e.verified,
+            "criteria_supported": e.criteria_supported,
+            "changed_files": list(e.changed_files),
+            "external_effects": [dict(x) for x in e.external_effects],
+            "checks": [c.to_json() for c in e.checks],
+            "verification": e.verification,
+            "summary": self.summary,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(slots=True)
+class RunOptions:
+    repo: Path
+    """The repository of a Coding session (the primary one when ``extra_repos`` are given)."""
+    model: str | None
+    """Model spec for the lead (``local``, ``scripted:PATH``, ``openai:MODEL`` …); it wins over the
+    lead agent's own ``model``. ``None``: the lead's ``model``, else ``local``."""
+    store: SessionStore
+    approval: Policy = "ask"
+    answerer: Answerer | None = None
+    surface: Surface | None = None
+    """Force a surface; no classification call is made then."""
+    tester: bool = True
+    scout: bool = False
+    """Offer Scout's web_search/fetch_url to the Architect (off by default)."""
+    mcp: bool = False
+    """Offer the MCP broker's tools to the Architect (off by default)."""
+    data_home: Path | None = None
+    """Where user-level configuration (mcp.json) lives."""
+    provider: ModelProvider | None = None
+    """A ready provider for the lead (it wins over ``model``)."""
+    model_config: ModelConfig = field(default_factory=ModelConfig)
+    on_event: Callable[[Event], None] | None = None
+    artifacts_root: Path | None = None
+    profile: ProfileRequest = "auto"
+    """``small`` or ``standard`` prompt profile; ``auto`` decides by the model's context window."""
+    max_model_calls: int | None = None
+    """The run's model-call budget, shared by the Architect and every worker; ``None``: the
+    profile's budget (``workflow.limits``)."""
+    sandbox: SandboxMode = "auto"
+    """How commands are confined: ``required``, ``auto`` (ask each command without a sandbox) or ``off``."""
+    network: bool = False
+    """Let sandboxed commands use the network."""
+    writable: tuple[Path, ...] = ()
+    """Folders outside the workspace that sandboxed commands may also write."""
+    mode: AppMode | None = None
+    """``work`` or ``coding`` for a new session (default coding); a resume keeps the persisted one."""
+    agent: str | None = None
+    """The lead agent of a new session (default: the mode's default lead)."""
+    resume: str | None = None
+    """Continue this recorded session from its log: same mode, workspace, lead and task record."""
+    skill_resolver: bool | None = None
+    """Run the implicit skill resolver before the model; ``None``: on for standard profiles."""
+    extra_repos: tuple[Path, ...] = ()
+    """Further repositories of a multi-repository Coding session; ``repo`` is the primary, where
+    commands, checks and the baseline run. Tools reach a further repository by absolute path. On
+    resume, empty keeps the persisted ones and any other set is refused."""
+
+
+def run_sandbox(options: RunOptions) -> Sandbox:
+    """The sandbox profile every command of the run goes through (``ConfigError`` if required
+    and missing)."""
+    return select_sandbox(options.sandbox, network=options.network, writable=options.writable)
+
+
+def check_inputs(objective: str, options: RunOptions) -> tuple[Path, ...]:
+    """The run's roots, resolved, the primary first (``ConfigError`` names what is wrong)."""
+    if not objective.strip():
+        raise ConfigError("the objective is empty: say what you want done, e.g. 'fix the failing test'")
+    if options.extra_repos and options.mode == "work":
+        raise ConfigError("Work mode uses its own session workspace; drop the extra repositories or use coding mode")
+    roots = []
+    for repo in (options.repo, *options.extra_repos):
+        root = Path(repo).expanduser()
+        if not root.is_dir():
+            raise ConfigError(f"repository {str(repo)!r} is not a directory; pass an existing folder with --repo")
+        roots.append(root.resolve())
+    return tuple(dict.fromkeys(roots))
