@@ -18,15 +18,18 @@ Method
      Architect's prompt with the native declarations ``run_task`` offers it on the editing
      surface (tester enabled). Also counted with OpenAI's cl100k_base when tiktoken is installed.
      Target: at most 1,000 cl100k tokens.
+   - the standard Architect once ``recall`` is declared (projection declares it only after one
+     of its receipts is in the request; before that the Architect's figure above is what is sent).
 2. Prefix reuse: a synthetic 20-step small-profile Coder session in a real session log
    (``SessionLog(MemoryStore())``): one task, then 20 tool calls whose outputs cycle through a
-   4,000-char read, an 800-char search, a 2,400-char read and a 120-char edit receipt. Each
-   step's request goes through the compact protocol, projection (2 exact batches, 1,200-char
-   threshold) and admission (8,192-token cap, task record reinserted). For every step after
-   the first, the new share is ``1 - common_prefix_ratio(previous, current)`` on the rendered
-   requests. A step is append-only when the previous rendered request is a prefix of the
-   current one (nothing newly projected or evicted). Target: new share under 20% on
-   append-only steps.
+   4,000-char read, an 800-char search, a 2,400-char read and a 120-char edit receipt; the task
+   record changes at step 10 (a report). Each step's request goes through projection (the
+   small profile's history budget, capped at half a known window; the assignment's reads stay
+   exact), the compact protocol and admission (8,192-token cap, task record shown once and its
+   update appended). For every step after the first, the new share is
+   ``1 - common_prefix_ratio(previous, current)`` on the rendered requests. A step is
+   append-only when the previous rendered request is a prefix of the current one (nothing
+   newly projected or evicted). Target: new share under 20% on append-only steps.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import itertools
 import os
 import statistics
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.agents.presets import CODING_PROMPT, get_preset
 from protoagent.agents.profiles import ARCHITECT_PROMPT
+from protoagent.context.projection import settings_for
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, common_prefix_ratio, estimate_request
 from protoagent.context.tokens import render_prompt as render
 from protoagent.events import MemoryStore, SessionLog, derive_messages, new_session_id
@@ -51,6 +56,7 @@ from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.projection import ToolContextProjectionHook
 from protoagent.models.types import ActionMode, ModelRequest, ToolSchema
 from protoagent.tools.base import AnyTool, ToolMetadata
+from protoagent.tools.recall import RecallTool
 
 CODER_IDENTITY = "You are ProtoAgent's Coder: you change source for one focused task."
 CODER_INSTRUCTIONS = (
@@ -149,11 +155,18 @@ def architect_schemas() -> tuple[ToolSchema, ...]:
     from protoagent.agents.session import builtin_tools
     from protoagent.checks.run_check import CHECK_TOOLS
     from protoagent.workflow import roles
+    from protoagent.workflow.explorer import EXPLORER_TOOLS
     from protoagent.workflow.packets import PACKET_TOOLS
     from protoagent.workflow.task_tools import TASK_TOOLS
     from protoagent.workflow.workers import WORKER_TOOLS
 
-    workflow_tools: tuple[type[AnyTool], ...] = (*TASK_TOOLS, *WORKER_TOOLS, *PACKET_TOOLS, *CHECK_TOOLS)
+    workflow_tools: tuple[type[AnyTool], ...] = (
+        *TASK_TOOLS,
+        *WORKER_TOOLS,
+        *EXPLORER_TOOLS,
+        *PACKET_TOOLS,
+        *CHECK_TOOLS,
+    )
     tools = [*builtin_tools(), *(cls() for cls in workflow_tools)]
     by_name = {tool.name: tool for tool in tools}
     return tuple(by_name[name].schema() for name in roles.architect("standard", "native").tools)
@@ -262,6 +275,10 @@ def print_overheads(counters: dict[str, TokenCounter]) -> None:
         architect = overhead(cases[-1][1], counters["cl100k"])
         verdict = "met" if architect <= 1000 else "MISSED"
         print(f"  standard Architect, cl100k: {architect} tokens ({verdict}; target <= 1000)")
+        with_recall = replace(cases[-1][1], tools=(*cases[-1][1].tools, RecallTool().schema()))
+        print(
+            f"  standard Architect once recall is declared, cl100k: {overhead(with_recall, counters['cl100k'])} tokens"
+        )
     else:
         print("  cl100k figures need tiktoken (pip install -e '.[bench]' brings it with litellm)")
 
@@ -281,30 +298,41 @@ def synthetic_output(step: int, size: int) -> str:
     return (lines + "x" * size)[:size]
 
 
+RECORD = {"text": "goal: fix parse_line\nphase: edit"}
+
+
 def coder_hooks(counter: TokenCounter, window: int | None) -> tuple[list[Hook], ContextAdmissionHook]:
     admission = ContextAdmissionHook(
-        window=window, profile="small", counter=counter, task_record=lambda: "goal: fix parse_line; phase: edit"
+        window=window, profile="small", counter=counter, task_record=lambda: RECORD["text"]
     )
     metadata = {"read_file": ToolMetadata(observation="revision_aware")}
     compact = CompactProtocolHook(identity=CODER_IDENTITY, instructions=CODER_INSTRUCTIONS)
-    return [compact, ToolContextProjectionHook(metadata), admission], admission
+    projection = ToolContextProjectionHook(metadata, settings_for("small", window), counter)
+    return [projection, compact, admission], admission
 
 
 def session_requests(counter: TokenCounter, window: int | None, steps: int = 20) -> list[tuple[ModelRequest, int]]:
     """Each step's request after the hooks, with the messages admission had evicted by then."""
     log = SessionLog(MemoryStore(), new_session_id())
     log.append("session.created", {"preset": "bench", "model": "none", "root": ".", "approval_policy": "auto"})
+    log.append("turn.started", {}, agent="coder")
     log.append("user.message", {"text": "Fix the off-by-one in parse_line and keep the tests green."}, agent="coder")
     tools, _ = workspace_schemas(CODER_TOOLS)
-    tools = (*tools, report_task_schema(), ToolSchema("search_regex", "Search files.", {"type": "object"}))
+    search = ToolSchema("search_regex", "Search files.", {"type": "object"})
+    tools = (*tools, report_task_schema(), search, RecallTool().schema())
     hooks, admission = coder_hooks(counter, window)
+    RECORD["text"] = "goal: fix parse_line\nphase: edit"
     requests: list[tuple[ModelRequest, int]] = []
     for step in range(1, steps + 1):
         tool, size = OUTPUT_CYCLE[(step - 1) % len(OUTPUT_CYCLE)]
         call = {"id": f"c{step}", "name": tool, "arguments": {"path": "src/parse.py"}}
         log.append("model.completed", {"text": "", "tool_calls": [call]}, agent="coder")
         ended = {"call_id": f"c{step}", "tool": tool, "status": "ok", "output": synthetic_output(step, size)}
+        if tool == "read_file":
+            ended["data"] = {"path": "src/parse.py", "revision": "0" * 64, "start_line": 1, "end_line": size // 40}
         log.append("tool.ended", ended, agent="coder")
+        if step == 10:
+            RECORD["text"] += "\nreport from tester: done — two cases proposed"
         messages = tuple(derive_messages(log.events, "coder"))
         request = ModelRequest(system="", messages=messages, tools=tools, action_mode="json", agent_role="coder")
         for hook in hooks:

@@ -230,7 +230,8 @@ def test_progressing_coder_earns_windows_then_architect_yields_and_graph_continu
     monkeypatch.setenv("PROTOAGENT_CODER_MAX_WINDOWS", "2")
     turns = [
         call("coder", "architect", task="write the notes"),
-        *_creates(18),
+        *_creates(17),
+        call("read_file", "coder", path="note_0.md"),  # the last window ends on a read, unfinished
         call("coder", "architect", task="finish the last note"),
         *_creates(1, 18),
         call("report_task", "coder", status="done", summary="all notes written"),
@@ -258,7 +259,8 @@ def test_graph_continues_yielded_work_at_most_twice(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("PROTOAGENT_CODER_MAX_WINDOWS", "1")
     turns = []
     for attempt in range(3):
-        turns += [call("coder", "architect", task=f"write notes batch {attempt}"), *_creates(9, attempt * 9)]
+        reread = call("read_file", "coder", path=f"note_{attempt * 9}.md")
+        turns += [call("coder", "architect", task=f"write notes batch {attempt}"), *_creates(8, attempt * 9), reread]
     run = run_workflow(tmp_path, "write the release notes", turns, files=PASSING)
     assert len(run.of("workflow.continuing")) == 2
     assert len(run.of("workflow.work_yielded")) == 3

@@ -58,8 +58,13 @@ def test_final_verification_closes_the_edit_phase(tmp_path: Path) -> None:
     turns = [
         call("coder", "architect", task="fix the swapped return in dates.py"),
         *fix_turns(),
-        call("run_check", "architect", check_id="unittest", phase="verify"),
-        call("coder", "architect", task="also add a docstring"),
+        {
+            "role": "architect",
+            "tool_calls": [
+                {"name": "run_check", "arguments": {"check_id": "unittest", "phase": "verify"}},
+                {"name": "coder", "arguments": {"task": "also add a docstring"}},
+            ],
+        },
         say("Fixed and verified.", "architect"),
     ]
     run = run_workflow(tmp_path, OBJECTIVE, turns)

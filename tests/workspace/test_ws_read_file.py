@@ -73,11 +73,13 @@ def test_paginated_reads_cover_the_whole_file(root: Path, make_ctx: Callable[...
     assert len(pages) > 5
 
 
-def test_coder_gets_raw_text_explorer_gets_numbered_lines(root: Path, make_ctx: Callable[..., ToolContext]):
+def test_small_profile_coder_gets_raw_text_every_other_reader_numbered_lines(
+    root: Path, make_ctx: Callable[..., ToolContext]
+):
     (root / "m.py").write_text("def f():\n    return 1\n")
-    raw = call(ReadFileTool, make_ctx(role="coder"), path="m.py")
+    raw = call(ReadFileTool, make_ctx(role="coder", profile="small"), path="m.py")
     assert raw.data["content"] == "def f():\n    return 1\n"
-    for role in ("explorer", "tester", "architect", "main"):
+    for role in ("coder", "explorer", "tester", "architect", "main"):
         numbered = call(ReadFileTool, make_ctx(role=role), path="m.py")
         assert numbered.data["content"] == "   1| def f():\n   2|     return 1\n"
 
@@ -126,7 +128,7 @@ def test_undecodable_utf8_file_is_refused_as_binary(root: Path, ctx: ToolContext
 
 def test_crlf_file_is_shown_with_lf_and_reported_as_crlf(root: Path, make_ctx: Callable[..., ToolContext]):
     (root / "w.txt").write_bytes(b"one\r\ntwo\r\n")
-    out = call(ReadFileTool, make_ctx(role="coder"), path="w.txt")
+    out = call(ReadFileTool, make_ctx(role="coder", profile="small"), path="w.txt")
     assert out.data["content"] == "one\ntwo\n"
     assert out.data["line_endings"] == "crlf"
     assert out.data["revision"] == hashlib.sha256(b"one\r\ntwo\r\n").hexdigest()
@@ -166,7 +168,7 @@ def test_fifo_is_refused_without_blocking(root: Path, ctx: ToolContext):
 
 def test_span_deep_in_a_crlf_file_starts_at_the_right_line(root: Path, make_ctx: Callable[..., ToolContext]):
     (root / "w.txt").write_bytes(b"".join(b"row %d\r\n" % n for n in range(1, 100001)))
-    out = call(ReadFileTool, make_ctx(role="coder"), path="w.txt", start_line=99998, end_line=99999)
+    out = call(ReadFileTool, make_ctx(role="coder", profile="small"), path="w.txt", start_line=99998, end_line=99999)
     assert out.data["content"] == "row 99998\nrow 99999\n"
     assert out.data["next_start_line"] == 100000
     assert out.data["total_lines"] == 100000

@@ -13,10 +13,10 @@ DEFAULT_LEADS: dict[AppMode, str] = {"coding": "architect", "work": "assistant"}
 """The deterministic default lead of each mode (members that name no lead serve it)."""
 
 ARCHITECT_PROMPT = (
-    "You are the Architect of a coding task. Choose focused work and explain the outcome. "
-    "Read source with read_file/list_directory/search_regex. Call plan_task only to narrow scope or checks. "
+    "You are the Architect of a coding task. Choose focused work, reading the source you need. "
+    "Call plan_task only to narrow scope or checks. "
     "Give Coder one focused edit assignment with coder(task). Use tester(task) for behaviour changes "
-    "when it is available. Run final checks with run_check(check_id, phase='verify'). "
+    "if offered. Run final checks with run_check(check_id, phase='verify'). "
     "Reports are advice; only check receipts prove a change. Finish with a short summary."
 )
 CODER_PROMPT = (
@@ -30,8 +30,9 @@ TESTER_PROMPT = (
     "cover them. You cannot write files or run commands. End with report_task."
 )
 EXPLORER_PROMPT = (
-    "You answer questions about this repository with evidence. Read with read_file, list_directory and "
-    "search_regex, then answer citing paths and line numbers. You cannot change files."
+    "You are Explorer: read-only source discovery. Find the files, symbols and lines that matter with "
+    "search_regex, list_directory and read_file, then answer briefly citing paths and line numbers. "
+    "You cannot change files."
 )
 VERIFIER_PROMPT = (
     "You verify this repository without changing it. Use run_check(check_id, phase='verify') for the "
@@ -57,6 +58,7 @@ ARCHITECT_TIER = (
     *READ_TOOLS,
     "coder",
     "tester",
+    "explorer",
     "run_check",
     "execute_command",
     "worker_packet",
@@ -94,7 +96,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         "explorer",
         "coding",
         "member",
-        "answers questions about the repository with evidence",
+        "read-only source discovery: finds the files and lines that matter, with evidence",
         prompt=EXPLORER_PROMPT,
         tools=READ_TOOLS,
     ),
@@ -133,12 +135,14 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=(*READ_TOOLS, *WRITE_TOOLS),
     ),
 )
-"""Every built-in agent. Coder and Tester run through the workflow's own worker tools."""
+"""Every built-in agent. Coder, Tester and Explorer run through the workflow's own worker tools."""
 
-SPECIALISED_MEMBERS = frozenset({"coder", "tester"})
-"""Built-in members whose delegate tool (``coder``/``tester``) is the workflow's own."""
-INTERNAL_MEMBERS = frozenset({"explorer", "verifier", "scout", "mcp"})
-"""Built-in Coding profiles the workflow runs itself (question/verification surfaces, tool sets)."""
+SPECIALISED_MEMBERS = frozenset({"coder", "tester", "explorer"})
+"""Built-in members whose delegate tool (``coder``/``tester``/``explorer``) is the workflow's own."""
+INTERNAL_MEMBERS = frozenset({"verifier", "scout", "mcp"})
+"""Built-in Coding profiles the workflow runs itself (verification surface, tool sets). Explorer is a
+member the Architect delegates source discovery to with ``explorer(task)`` (and the question
+surface's role)."""
 
 MEMBER_DEFAULT_TOOLS: tuple[str, ...] = READ_TOOLS
 """A user member that is not a built-in and names no tools can read."""

@@ -9,6 +9,8 @@ process registry (its own process group and output journal).
 Session services read: ``checks`` (the ``CheckPlan``), ``python`` (the selected interpreter),
 ``processes`` (the ``ProcessRegistry``; a tool-owned one is used without it), ``sandbox`` and
 ``changed_files`` (a callable listing the paths this run changed, for revision capture).
+Around each run the workspace's tracked files are captured too (``checks.tracked``), so a check
+that rewrites one (a build regenerating README.md) is reported by its receipt.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.checks.outcomes import Verdict, classify
 from protoagent.checks.receipts import ChangedFiles, CheckReceipt, dependency_revisions, root_test_files
+from protoagent.checks.tracked import capture_tracked
 from protoagent.checks.types import CheckPlan, CheckSpec
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, PreparedCommand, prepare_command
@@ -63,7 +66,7 @@ class _CheckCall:
 
 class RunCheck(Tool[RunCheckInput]):
     name: ClassVar[str] = "run_check"
-    description: ClassVar[str] = "Run a check by id with its configured command, which cannot be changed."
+    description: ClassVar[str] = "Run a check by id; its configured command cannot be changed."
     input_model: ClassVar[type[BaseModel]] = RunCheckInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 
@@ -99,6 +102,7 @@ class RunCheck(Tool[RunCheckInput]):
             return _not_run(call, ctx, call.unavailable, call.error)
         registry = self._process_registry(ctx)
         artifacts_dir = registry.artifacts_dir(ctx.artifacts_dir)
+        tracked = await asyncio.to_thread(capture_tracked, ctx.root)
         try:
             process = registry.start(call.command, artifacts_dir=artifacts_dir, label=call.check.id, listed=False)
         except OSError as error:
@@ -113,7 +117,8 @@ class RunCheck(Tool[RunCheckInput]):
             raise
         finally:
             registry.forget(process.id)
-        return _finished(call, ctx, process)
+        changed = await asyncio.to_thread(tracked.changed_since)
+        return _finished(call, ctx, process, changed)
 
     def _site(self, ctx: ToolContext) -> CommandSite:
         artifacts_dir = self._process_registry(ctx).artifacts_dir(ctx.artifacts_dir)
@@ -191,7 +196,9 @@ def _not_run(call: _CheckCall, ctx: ToolContext, unavailable: str | None, error:
     return receipt.to_output(note=error or "nothing ran")
 
 
-def _finished(call: _CheckCall, ctx: ToolContext, process: ManagedProcess) -> ToolOutput:
+def _finished(
+    call: _CheckCall, ctx: ToolContext, process: ManagedProcess, changed_tracked: tuple[str, ...] = ()
+) -> ToolOutput:
     command = process.command
     state = process.state()
     verdict = _classify(command, process, state.exit_code, state.timed_out, state.terminated, ctx.root)
@@ -209,6 +216,7 @@ def _finished(call: _CheckCall, ctx: ToolContext, process: ManagedProcess) -> To
         artifact=str(process.journal.path),
         unavailable_reason=verdict.unavailable_reason,
         failed_tests=verdict.failed_tests,
+        changed_tracked_files=changed_tracked,
     )
     return receipt.to_output(observation.text, verdict.note)
 

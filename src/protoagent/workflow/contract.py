@@ -100,19 +100,37 @@ async def select_contract(
     return RunContract(fallback, "fallback", "no rule matched and no valid model decision", read_only, defer)
 
 
-ROUTER_SCHEMA = {"type": "object", "properties": {"surface": {"enum": list(SURFACES)}}, "required": ["surface"]}
+ROUTER_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"surface": {"type": "string", "enum": list(SURFACES)}},
+    "required": ["surface"],
+    "additionalProperties": False,
+}
+"""The one JSON object the classifier may answer with; providers constrain or request it."""
+ROUTER_PROMPT = (
+    'Classify the request. Reply with only the JSON object {"surface": S}, where S is one of '
+    + ", ".join(f'"{s}"' for s in SURFACES)
+    + "."
+)
+ROUTER_MAX_TOKENS = 64
+"""Room for the longest answer, even spaced out in a fenced block, at one token per character
+(``{"surface": "verification"}`` is 27 characters)."""
 
 
-async def _ask_model(objective: str, provider: ModelProvider) -> Surface | None:
-    request = ModelRequest(
-        system='Classify the request. Reply with JSON {"surface": S}, S one of conversation, question, '
-        "verification, editing.",
+def router_request(objective: str) -> ModelRequest:
+    """The classifier's request: its prompt, output schema and token budget describe one answer."""
+    return ModelRequest(
+        system=ROUTER_PROMPT,
         messages=(Message("user", objective),),
         action_mode="json",
         output_schema=ROUTER_SCHEMA,
-        max_output_tokens=32,
+        max_output_tokens=ROUTER_MAX_TOKENS,
         agent_role="router",
     )
+
+
+async def _ask_model(objective: str, provider: ModelProvider) -> Surface | None:
+    request = router_request(objective)
     final: ModelTurn | None = None
     try:
         async for item in provider.stream(request):

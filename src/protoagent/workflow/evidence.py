@@ -12,6 +12,8 @@ from typing import Any, Literal
 from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
+from protoagent.workflow.phase_control import first_denial, run_start
+from protoagent.workflow.reports import guided_repair_notes
 from protoagent.workflow.task import TaskRecord, is_documentation_path
 from protoagent.workflow.workers import file_writes, revision_current
 
@@ -34,6 +36,8 @@ class CheckResult:
     """The failed tests that also failed in the latest baseline of the same check before this result."""
     progressed: bool = False
     """Against that baseline, some failure is gone or more tests ran (the change's own tests)."""
+    changed_tracked_files: tuple[str, ...] = ()
+    """Tracked files the check run itself changed (revision capture before and after the run)."""
 
     @property
     def new_failures(self) -> tuple[str, ...]:
@@ -45,7 +49,7 @@ class CheckResult:
         return self.outcome == "failed" and bool(self.failed_tests) and not self.new_failures
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "phase": self.phase,
             "outcome": self.outcome,
@@ -53,6 +57,36 @@ class CheckResult:
             "failed_tests": list(self.failed_tests),
             "preexisting_failures": list(self.preexisting_failures),
         }
+        if self.changed_tracked_files:
+            data["changed_tracked_files"] = list(self.changed_tracked_files)
+        return data
+
+
+RECEIPT_DETAIL_PREFIXES = ("failing tests: ", "note: ", "unavailable: ", "changed tracked files: ")
+"""Lines a check receipt puts under its header, before the command's output."""
+RESULT_OUTPUT_CHARS = 1500
+
+
+def split_receipt(text: str) -> tuple[list[str], str]:
+    """A ``run_check`` result as (header lines, command output): the header is the receipt's
+    ``check <id> <phase>: <outcome> (...)`` line and the detail lines under it."""
+    lines = text.splitlines()
+    if not lines or not lines[0].removeprefix("error: ").startswith("check "):
+        return [], text
+    header = [lines[0].removeprefix("error: ")]
+    rest = lines[1:]
+    while rest and rest[0].startswith(RECEIPT_DETAIL_PREFIXES):
+        header.append(rest.pop(0))
+    return header, "\n".join(rest)
+
+
+def receipt_excerpt(text: str, limit: int = RESULT_OUTPUT_CHARS) -> str:
+    """The receipt's header lines whole, then the last ``limit`` characters of its output: a long
+    assertion diff can never push the check's outcome or its failing tests out of the excerpt."""
+    header, body = split_receipt(text)
+    if len(body) > limit:
+        body = f"[... {len(body) - limit} characters of output cut ...]\n" + body[-limit:]
+    return "\n".join([*header, body] if body else header)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +137,12 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
                 outcome,
                 e.seq,
                 tests_run,
-                str(e.payload["output"])[-1500:],
+                receipt_excerpt(str(e.payload["output"])),
                 data.get("unavailable_reason"),
                 failed,
                 tuple(t for t in failed if t in before),
                 progressed,
+                tuple(str(f) for f in data.get("changed_tracked_files") or ()),
             )
         )
     return results
@@ -142,9 +177,13 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
         if r.phase == "verify" and r.seq > last_write:
             final[r.id] = r
     selected = record.selected_check_ids
+    measured: list[str] = []
     verification = _verification(
-        selected, final, by_seq, root, deferred, results, last_write, notes, applied, record.objective
+        selected, final, by_seq, root, results, last_write, measured, applied, record.objective
     )
+    if deferred:
+        verification = _deferred(verification, measured, events)
+    notes += measured
     verified = verification == "verified"
     docs_only = bool(changed) and all(is_documentation_path(p) for p in changed)
     if record.unresolved_reports:
@@ -154,7 +193,9 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
     supported = applied and (verified or docs_only) and not record.unresolved_reports
     if changed and not applied:
         notes.append("some changed files no longer match the revision this run wrote")
+    notes += _tracked_change_notes(results)
     notes += diagnostics_notes(events)
+    notes += guided_repair_notes(events)
     effects = tuple(external_effects(events))
     return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects)
 
@@ -164,16 +205,12 @@ def _verification(
     final: dict[str, CheckResult],
     by_seq: dict[int, Event],
     root: Path,
-    deferred: bool,
     results: Sequence[CheckResult],
     last_write: int,
     notes: list[str],
     applied: bool = False,
     objective: str = "",
 ) -> Verification:
-    if deferred:
-        notes.append("verification deferred: you said you will run the checks")
-        return "deferred"
     if not selected:
         notes.append("no checks are selected, so nothing can verify a code change")
         return "no_checks"
@@ -214,6 +251,30 @@ def _verification(
             notes.append(f"files check {c!r} depends on changed after it ran")
             return "stale"
     return "verified"
+
+
+def _deferred(verification: Verification, notes: list[str], events: Sequence[Event]) -> Verification:
+    """The person said they will run the checks. Denied actions and stale results still take
+    precedence, a verification the receipts already give stands, and earlier failures stay noted."""
+    if verification in ("denied", "stale", "verified"):
+        return verification
+    denial = first_denial(events, run_start(events))
+    if denial is not None:
+        notes[:] = [f"{denial.tool} was denied, so autonomous work stopped; nothing verified the change"]
+        return "denied"
+    kept = notes[:] if verification == "failed" else []
+    notes[:] = ["verification deferred: you said you will run the checks", *kept]
+    return "deferred"
+
+
+def _tracked_change_notes(results: Sequence[CheckResult]) -> list[str]:
+    """One note per check run that changed tracked files: the check did it, not this run's edits."""
+    return [
+        f"check {r.id!r} ({r.phase}) changed tracked files: {', '.join(r.changed_tracked_files)}; "
+        "the check did this, they are not edits of this run"
+        for r in results
+        if r.changed_tracked_files
+    ]
 
 
 _SEEKS_FIX = re.compile(r"\b(?:fix\w*|fail\w*|bug\w*|broken|repair\w*|crash\w*|regression)\b|\bmake\b.*\bpass", re.I)

@@ -16,10 +16,7 @@ EXPLORER = "explorer"
 
 class ExplorerTool(Tool[AssignmentArgs]):
     name = EXPLORER
-    description = (
-        "Ask Explorer (read-only) to find the source that matters for a question: files, symbols and "
-        "lines, with paths and line numbers."
-    )
+    description = "Ask Explorer (read-only) where the source that matters is: paths, symbols, line numbers."
     input_model = AssignmentArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
 

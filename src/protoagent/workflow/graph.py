@@ -12,14 +12,35 @@ from protoagent.agents.session import AgentSession
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ToolCall
+from protoagent.repair.guided import guided_repair, guided_repair_enabled
+from protoagent.tools.base import AnyTool, Prepared, ToolContext, ToolOutput
 from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.closing import VERIFIED, closing_hook, passing_verification, verified_summary
 from protoagent.workflow.contract import RunContract
+from protoagent.workflow.deferral import honoured_at_once
 from protoagent.workflow.evidence import (
     CheckResult,
     check_results,
     leaves_old_failures,
     names_a_test,
     outside_task,
+    receipt_excerpt,
+    split_receipt,
+)
+from protoagent.workflow.localized import (
+    LOCALIZED_BUDGETS,
+    failing_baseline_outputs,
+    localized_spans,
+    record_localized,
+    render_localized,
+)
+from protoagent.workflow.phase_control import (
+    DENIED_PREFIX,
+    FINAL_CHECK_FAILED,
+    PhaseControl,
+    failing_final_check,
+    first_denial,
+    run_start,
 )
 from protoagent.workflow.progress import ProgressMonitor
 from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
@@ -38,6 +59,10 @@ class GraphState:
     model_failed: bool = False
     stuck: str = ""
     """Why the lead was found stuck (the phase ended early), or empty."""
+    closed_verified: bool = False
+    """Passing final verification closed the edit phase without another Architect request."""
+    summary: str = ""
+    """The run's summary when the harness composed it (after a verified close), else empty."""
 
 
 class WorkflowGraph:
@@ -61,11 +86,24 @@ class WorkflowGraph:
         self._ids = itertools.count(1)
         self.architect = AgentLoop(session, agent="architect", role=role, budget=budget)
         self.progress = ProgressMonitor()
+        session.pipeline.post_execute.append(self._record_check_side_effects)
 
     async def run_editing(self, objective: str) -> GraphState:
+        self.session.hooks.register(HookRegistration(96, "phase-control", PhaseControl.hook))
         self.session.hooks.register(HookRegistration(94, "progress", self.progress.hook))
+        self.session.hooks.register(HookRegistration(97, "verified-close", closing_hook(lambda: self.board.record)))
+        self.session.pipeline.pre_execute.append(PhaseControl.gate(self.session.log))
+        if honoured_at_once(self.state.deferred, objective, self.session.log.events):
+            # "Don't run it, I'll do it" said after editing or final checks started (a later message
+            # in the session): honoured at once, with no model call and no repair.
+            self._phase("verification_deferred")
+            self.state.stop_reason = "verification deferred: you said you will run the checks"
+            return self.state
         await self._baseline()
         self._phase("edit")
+        if await self._guided_repair():
+            await self._final_checks()
+            return self.state
         outcome = await self.architect.run_turn(objective, context=self._baseline_context())
         outcome = await self._continue_yielded_work(outcome)
         while not self._stopped(outcome):
@@ -84,7 +122,18 @@ class WorkflowGraph:
             outcome = await self._continue_yielded_work(outcome)
         if self.state.stuck:
             await self._end_stuck()
+        elif self.state.closed_verified and passing_verification(self.session.log.events, self.board.record):
+            self.state.summary = verified_summary(self.session.log.events, self.board.record)
         return self.state
+
+    async def _guided_repair(self) -> bool:
+        """Small profile with a failing baseline: the harness-guided one-line repair (``repair``)."""
+        if self.architect.role.profile != "small" or not guided_repair_enabled():
+            return False
+        outcome = await guided_repair(self.session, self.board.record.selected_check_ids)
+        if outcome.applied:
+            self.state.stop_reason = f"guided repair: {outcome.reason}"
+        return outcome.applied
 
     async def run_verification(self) -> GraphState:
         await self._final_checks()
@@ -99,12 +148,21 @@ class WorkflowGraph:
             await self._run_check(check_id, "baseline")
 
     def _baseline_context(self) -> str | None:
-        """Baseline receipts, shown to the Architect as evidence of the behaviour to change."""
-        baseline = [r for r in check_results(self.session.log.events) if r.phase == "baseline"]
+        """Baseline receipts, shown to the Architect as evidence of the behaviour to change: each
+        receipt's own header (check, phase, outcome), the failing tests it named, then a bounded
+        excerpt of its output; after them, when the baseline failed, the source of the few
+        functions the failure involves (recorded as read by the Architect)."""
+        events = self.session.log.events
+        baseline = [r for r in check_results(events) if r.phase == "baseline"]
         if not baseline:
             return None
-        parts = [f"check {r.id} ({r.outcome}):\n{r.output[-1200:]}" for r in baseline]
-        return "Baseline before any change (evidence, not a verdict on your work):\n" + "\n\n".join(parts)
+        parts = [receipt_excerpt(r.output, BASELINE_EXCERPT_CHARS) for r in baseline]
+        outputs = failing_baseline_outputs(events, run_start(events))
+        spans = localized_spans(self.session.root, outputs, LOCALIZED_BUDGETS[self.architect.role.profile])
+        record_localized(self.session.log, spans)
+        source = render_localized(spans)
+        text = "Baseline before any change (evidence, not a verdict on your work):\n" + "\n\n".join(parts)
+        return f"{text}\n\n{source}" if source else text
 
     async def _final_checks(self) -> list[CheckResult]:
         """Run every selected check that has no final run after the last change; return the failures."""
@@ -145,7 +203,7 @@ class WorkflowGraph:
         await self.session.pipeline.run(call, agent="verifier", allowed=("run_check",))
 
     async def _continue_yielded_work(self, outcome: TurnOutcome) -> TurnOutcome:
-        while outcome.status == "yielded" and not self._is_stuck():
+        while outcome.status == "yielded" and not _control_yield(outcome) and not self._is_stuck():
             self.session.log.append(
                 "workflow.work_yielded", {"reason": outcome.text, "continuations": self.state.continuations}
             )
@@ -197,9 +255,22 @@ class WorkflowGraph:
             self.state.model_failed = True
             self.state.stop_reason = outcome.text
             return True
-        if outcome.status == "yielded":
+        if outcome.status == "yielded" and outcome.text == VERIFIED:
+            # Every selected check passed after the last change: the phase is over, no summary request.
+            self.state.closed_verified = True
+            self.session.log.append("workflow.returned", {"reason": VERIFIED})
+            return False
+        if outcome.status == "yielded" and outcome.text == FINAL_CHECK_FAILED:
+            # Control returns to the Graph, which reads the receipts and decides on a repair.
+            failed = failing_final_check(self.session.log.events)
+            check_id = (failed.payload.get("data") or {}).get("check_id") if failed is not None else None
+            self.session.log.append("workflow.returned", {"reason": FINAL_CHECK_FAILED, "check_id": check_id})
+            return False
+        if outcome.status == "yielded" and not outcome.text.startswith(DENIED_PREFIX):
             return True
-        if _denied_effects(self.session.log.events):
+        if outcome.status == "yielded" or _denied_effects(self.session.log.events):
+            # A denial stops autonomous work: applied edits still get their final checks, never a repair.
+            self.session.log.append("workflow.returned", {"reason": "denied", "detail": outcome.text})
             self.state.stop_reason = "an effect was denied; autonomous work stops"
         return False
 
@@ -215,9 +286,28 @@ class WorkflowGraph:
     def _phase(self, phase: str, **extra: object) -> None:
         self.session.log.append("workflow.phase", {"phase": phase, **extra})
 
+    def _record_check_side_effects(
+        self, tool: AnyTool, prepared: Prepared, output: ToolOutput, ctx: ToolContext
+    ) -> ToolOutput:
+        """A check that changed tracked files is a fact of the run (never an edit of the agent)."""
+        files = output.data.get("changed_tracked_files") if tool.name == "run_check" else None
+        if files:
+            payload = {"check_id": output.data.get("check_id"), "phase": output.data.get("phase"), "files": files}
+            self.session.log.append("check.changed_files", payload, agent=ctx.agent_role)
+        return output
+
+
+BASELINE_EXCERPT_CHARS = 1500
+
 
 def _denied_effects(events: Sequence[Event]) -> bool:
-    return any(e.type == "tool.ended" and e.payload["status"] == "denied" for e in events)
+    """An action of the current run was denied (earlier runs of a resumed session do not count)."""
+    return first_denial(events, run_start(events)) is not None
+
+
+def _control_yield(outcome: TurnOutcome) -> bool:
+    """A yield that hands a phase decision to the Graph, not unfinished work to continue."""
+    return outcome.text in (FINAL_CHECK_FAILED, VERIFIED) or outcome.text.startswith(DENIED_PREFIX)
 
 
 def _repair_message(failing: Sequence[CheckResult], record: str, objective: str) -> str:
@@ -234,9 +324,11 @@ def _measured(result: CheckResult, objective: str) -> str:
     leave = leaves_old_failures(result, objective)
     old = [t for t in result.preexisting_failures if leave and not names_a_test(objective, t)]
     fix = [t for t in result.failed_tests if t not in old]
-    head = f"check {result.id} ({result.outcome})"
+    header, body = split_receipt(result.output)
+    head = header[0] if header else f"check {result.id} {result.phase}: {result.outcome}"
     if fix:
         head += f"; failing tests to fix: {', '.join(fix)}"
     if old:
         head += f"; already failing before the change (leave them): {', '.join(old)}"
-    return f"{head}:\n{result.output}"
+    lines = [head, *(line for line in header[1:] if not line.startswith("failing tests: "))]
+    return "\n".join([*lines, body] if body else lines)

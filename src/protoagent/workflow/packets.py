@@ -1,21 +1,33 @@
-"""``worker_packet``: bounded source context for a worker, prepared but never executed."""
+"""Bounded source context for a worker: the spans its caller already read (carried into each
+assignment), and ``worker_packet``, prepared but never executed.
+
+A span counts as read by the Architect when its ``read_file`` showed it, or when the harness
+showed it in the Architect's context (``source.localized``: the source a failing baseline
+points at), so the Coder can edit those lines without reading them again."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from protoagent.errors import ToolRejected
-from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.events.types import Event
+from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.task_tools import board_of
+from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.inputs import ReadFileInput
+from protoagent.workspace.paths import open_root
 from protoagent.workspace.tools import ReadFileTool
 
 MAX_REFERENCES = 8
 SOURCE_BUDGET = 6000
+LOCALIZED_EVENT = "source.localized"
+"""Source the harness showed an agent in its context; its ``spans`` count as read by that agent."""
 DISPATCH_REMINDER = (
     "This packet executed nothing and changed nothing. Delegate it now: call coder(task) or tester(task) "
     "with this context. Do not prepare it again, and do not start final verification before Coder has "
@@ -23,9 +35,138 @@ DISPATCH_REMINDER = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class SpanBudget:
+    """How much already-read source one assignment carries, most recent reads first."""
+
+    lines: int
+    chars: int
+
+
+SPAN_BUDGETS: dict[Profile, SpanBudget] = {
+    "standard": SpanBudget(lines=200, chars=12_000),
+    "small": SpanBudget(lines=60, chars=3_000),
+}
+"""A small model's window is 8k tokens, so its assignments carry less."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpan:
+    """Lines of a file as a ``read_file`` result showed them, with the file's revision then."""
+
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    revision: str
+    content: str
+
+    def render(self) -> str:
+        where = f"{self.path} lines {self.start_line}-{self.end_line} of {self.total_lines}"
+        return f"--- {where}; revision {self.revision}\n" + self.content.rstrip("\n")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "total_lines": self.total_lines,
+            "revision": self.revision,
+            "content": self.content,
+        }
+
+
+def read_spans(
+    events: Sequence[Event], root: Path, budget: SpanBudget, *, agent: str = "architect"
+) -> tuple[tuple[SourceSpan, ...], tuple[str, ...]]:
+    """The spans ``agent`` read whose files are unchanged since, most recent first (localized
+    spans in their ranked order), within ``budget``; and the paths of reads left out because
+    their file changed since."""
+    spans: list[SourceSpan] = []
+    stale: list[str] = []
+    revisions: dict[str, str | None] = {}
+    lines, chars = budget.lines, budget.chars
+    shown = (span for event in reversed(events) for span in _spans_of(event, agent))
+    for span in shown:
+        if lines <= 0 or chars <= 0 or _covered(span, spans):
+            continue
+        if span.path not in revisions:
+            revisions[span.path] = _current_revision(root, span.path)
+        if revisions[span.path] != span.revision:
+            if span.path not in stale:
+                stale.append(span.path)
+            continue
+        fitted = _fitted(span, lines, chars)
+        if fitted is not None:
+            spans.append(fitted)
+            lines -= fitted.end_line - fitted.start_line + 1
+            chars -= len(fitted.content)
+    return tuple(spans), tuple(stale)
+
+
+def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
+    """The assignment's view of what its caller already read; empty when there is nothing."""
+    parts = []
+    if spans:
+        parts.append("Source the Architect already read, unchanged since (no need to read these lines again):")
+        parts.extend(s.render() for s in spans)
+    if stale:
+        parts.append("Left out because the file changed since it was read: " + ", ".join(stale))
+    return "\n".join(parts)
+
+
+def _spans_of(event: Event, agent: str) -> list[SourceSpan]:
+    """The source ``event`` showed ``agent``: an ok ``read_file`` result or the harness's
+    localized source."""
+    payload = event.payload
+    if event.agent != agent:
+        return []
+    if event.type == LOCALIZED_EVENT:
+        return [s for s in map(_span_from, payload.get("spans") or ()) if s is not None]
+    if event.type != "tool.ended" or payload.get("tool") != "read_file" or payload.get("status") != "ok":
+        return []
+    span = _span_from(payload.get("data") or {})
+    return [span] if span is not None else []
+
+
+def _span_from(data: dict[str, Any]) -> SourceSpan | None:
+    if not data.get("content") or not data.get("revision") or not data.get("path"):
+        return None
+    start, end = int(data.get("start_line", 1)), int(data.get("end_line", 0))
+    total = int(data.get("total_lines", end))
+    return SourceSpan(str(data["path"]), start, end, total, str(data["revision"]), str(data["content"]))
+
+
+def _covered(span: SourceSpan, kept: Sequence[SourceSpan]) -> bool:
+    """A more recent kept read of the same file already shows these lines."""
+    return any(k.path == span.path and k.start_line <= span.start_line and span.end_line <= k.end_line for k in kept)
+
+
+def _fitted(span: SourceSpan, max_lines: int, max_chars: int) -> SourceSpan | None:
+    """The span's first whole lines that fit both limits, or ``None`` when not one line fits."""
+    kept: list[str] = []
+    used = 0
+    for line in span.content.splitlines(keepends=True)[:max_lines]:
+        if used + len(line) > max_chars:
+            break
+        kept.append(line)
+        used += len(line)
+    if not kept:
+        return None
+    return replace(span, end_line=span.start_line + len(kept) - 1, content="".join(kept))
+
+
+def _current_revision(root: Path, path: str) -> str | None:
+    try:
+        with open_root(root) as root_fd:
+            return revision_of(read_bytes(root_fd, path))
+    except (OSError, ToolRejected):
+        return None
+
+
 class PacketArgs(BaseModel):
-    role: Literal["explorer", "coder", "tester"] = Field(description="exact worker role")
-    objective: str = Field(min_length=1, description="what the worker must do")
+    role: Literal["explorer", "coder", "tester"]
+    objective: str = Field(min_length=1)
     paths: list[str] = Field(default_factory=list, description="up to 8 source files")
 
 

@@ -50,7 +50,7 @@ def recorded_report(events: Sequence[Event], agent: str, after_seq: int = 0) -> 
 def render_report(role: str, report: WorkerReport | None, last_text: str) -> str:
     """The caller's view of a worker's result: status, whole summary, missing paths."""
     if report is None:
-        return f"{role} made no report; its last message: {last_text or '(none)'}"
+        return f"{role} answered without a report:\n{last_text}" if last_text else f"{role} made no report"
     lines = [f"{role} reported {report.status}" + (f"/{report.reason}" if report.reason else "") + ":"]
     lines.append(report.summary or "(no summary)")
     if report.missing_paths:
@@ -58,12 +58,12 @@ def render_report(role: str, report: WorkerReport | None, last_text: str) -> str
     return "\n".join(lines)
 
 
-def file_changes(events: Sequence[Event], agent: str, after_seq: int = 0) -> tuple[FileChange, ...]:
-    """Files ``agent`` wrote after ``after_seq``, in first-write order, with the last revision
-    each write left and the lines its writes added and removed."""
+def file_changes(events: Sequence[Event], agent: str | None, after_seq: int = 0) -> tuple[FileChange, ...]:
+    """Files ``agent`` (any agent when ``None``) wrote after ``after_seq``, in first-write order,
+    with the last revision each write left and the lines its writes added and removed."""
     changes: dict[str, FileChange] = {}
     for event in events:
-        if event.seq <= after_seq or event.agent != agent or event.type != "tool.ended":
+        if event.seq <= after_seq or (agent is not None and event.agent != agent) or event.type != "tool.ended":
             continue
         if event.payload["tool"] not in WRITE_TOOLS or event.payload["status"] != "ok":
             continue
@@ -83,3 +83,20 @@ def render_changes(changes: Sequence[FileChange]) -> str:
     if not changes:
         return "changed files: none"
     return "changed files:\n" + "\n".join(f"- {c.render()}" for c in changes)
+
+
+def guided_repair_notes(events: Sequence[Event]) -> list[str]:
+    """The report's line on the latest guided repair: candidates tried and which one passed."""
+    ended = next((e for e in reversed(events) if e.type == "repair.ended"), None)
+    if ended is None:
+        return []
+    payload = ended.payload
+    tried, passed = int(payload.get("tried", 0)), payload.get("passed")
+    line = f"guided repair: {tried} candidate edit(s) tried in a scratch copy"
+    if isinstance(passed, dict):
+        new = str(passed.get("new", "")).strip()
+        line += f"; candidate {tried} passed: {passed.get('path')} line {passed.get('line')} -> {new!r}"
+        if payload.get("status") != "applied":
+            line += f" ({payload.get('reason')})"
+        return [line]
+    return [f"{line}; none passed ({payload.get('reason')})"]

@@ -22,6 +22,19 @@ CONVERSATION_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly an
 ARCHITECT_TOOLS = tuple(t for t in BUILTIN["architect"].tools if t != "worker_packet")
 CODER_TOOLS = BUILTIN["coder"].tools
 TESTER_TOOLS = BUILTIN["tester"].tools
+BATCHING = {
+    "architect": "Several calls in one turn run in order: coder then run_check fits one turn.",
+    "coder": "Calls in one turn run in order and stop at a denial: e.g. edit_file then report_task.",
+}
+"""What native tool calling lets a role do in one turn (a small model's JSON action is one call)."""
+
+
+def with_batching(name: str, prompt: str, profile: Profile, mode: ActionMode) -> str:
+    """The role's prompt, told that one turn may carry several sequential calls (standard profile)."""
+    hint = BATCHING.get(name)
+    if hint is None or profile == "small" or mode != "native" or hint in prompt:
+        return prompt
+    return f"{prompt.rstrip()} {hint}"
 
 
 def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
@@ -33,13 +46,15 @@ def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -
     else:
         # Small owned-local inference hides the low-level packet in favour of coder(task)/tester(task).
         tools = (*tools, "worker_packet")
-    return Preset("architect", BUILTIN["architect"].prompt, tools, max_steps=16, profile=profile, action_mode=mode)
+    prompt = with_batching("architect", BUILTIN["architect"].prompt, profile, mode)
+    return Preset("architect", prompt, tools, max_steps=16, profile=profile, action_mode=mode)
 
 
 def coder(profile: Profile, mode: ActionMode) -> Preset:
     """Coder's ``max_steps`` is one work window: the profile's ``coder_window_calls``."""
     steps = limits_for(profile).coder_window_calls
-    return Preset("coder", BUILTIN["coder"].prompt, CODER_TOOLS, max_steps=steps, profile=profile, action_mode=mode)
+    prompt = with_batching("coder", BUILTIN["coder"].prompt, profile, mode)
+    return Preset("coder", prompt, CODER_TOOLS, max_steps=steps, profile=profile, action_mode=mode)
 
 
 def tester(profile: Profile, mode: ActionMode) -> Preset:

@@ -22,6 +22,7 @@ from protoagent.hooks.compact_protocol import WorkerCard
 from protoagent.settings import disabled_agents
 from protoagent.tools.base import AnyTool
 from protoagent.workflow.delegation import delegate_tools, worker_cards
+from protoagent.workflow.roles import with_batching
 
 WORK_LEAD_STEPS = 30
 """Model calls a Work lead may make in one turn."""
@@ -108,4 +109,5 @@ def lead_role(team: RunTeam, role: Preset) -> Preset:
     kept = tuple(t for t in role.tools if t not in opted_out and (t not in SPECIALISED_MEMBERS or team.has_member(t)))
     added = tuple(t for t in team.lead.tools if t not in ARCHITECT_TIER)
     tools = tuple(dict.fromkeys((*kept, *added, *delegates)))
-    return replace(role, system_prompt=team.lead.prompt, tools=tools)
+    prompt = with_batching(role.name, team.lead.prompt, role.profile, role.action_mode)
+    return replace(role, system_prompt=prompt, tools=tools)

@@ -21,6 +21,7 @@ from protoagent.models.types import ActionMode, ModelRequest
 from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.packets import SPAN_BUDGETS, read_spans, render_spans
 from protoagent.workflow.reports import (
     WRITE_TOOLS,
     FileChange,
@@ -33,6 +34,8 @@ from protoagent.workflow.task import WorkerReport
 
 REPORTED = "report_recorded"
 """Why a worker's turn ended: it recorded its report, so it gets no further model request."""
+ENDED_AFTER_EDIT = "window_ended_after_edit"
+"""Why a Coder assignment is done without a report: its last window ended right after an applied edit."""
 WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
 DEFAULT_WINDOWS = 3
 
@@ -119,24 +122,38 @@ class WorkerRunner:
             raise YieldControl(REPORTED)
         return request
 
-    def _assignment(self, role: str, task: str) -> str:
-        """Open a worker assignment; the task record reaches it through admission, once."""
-        self.assignments[role] = len(self.session.log)
+    def _assignment(self, role: str, task: str, preset: Preset) -> tuple[AgentLoop, str]:
+        """Open a worker assignment: a fresh conversation (nothing carries over from the worker's
+        earlier assignments) that starts from its packet. The task record reaches it through
+        admission, once."""
+        self.assignments[role] = start = len(self.session.log)
         self.session.log.append("worker.started", {"role": role, "task": task}, agent=role)
-        return f"Assignment: {task}"
+        loop = AgentLoop(self.session, agent=role, role=preset, budget=self.budget, history_from=start)
+        return loop, f"Assignment: {task}"
+
+    def _packet(self, window_turns: int | None = None) -> str | None:
+        """What the assignment starts from besides its task: the source the Architect already
+        read (current revisions only) and, for Coder, the size of its work window."""
+        spans, stale = read_spans(self.session.log.events, self.session.root, SPAN_BUDGETS[self.profile])
+        parts = [render_spans(spans, stale)]
+        if window_turns is not None:
+            parts.append(
+                f"This work window has {window_turns} model turns. Apply the edits first, then call report_task."
+            )
+        return "\n\n".join(p for p in parts if p) or None
 
     async def run_coder(self, task: str) -> WorkerOutcome:
         log = self.session.log
-        assignment = self._assignment("coder", task)
+        loop, assignment = self._assignment("coder", task, self._role("coder", roles.coder))
         self.board.new_inference()
-        loop = AgentLoop(self.session, agent="coder", role=self._role("coder", roles.coder), budget=self.budget)
-        loop.start_turn(assignment)
+        loop.start_turn(assignment, context=self._packet(loop.role.max_steps))
         outcome = await self._windows(loop)
         outcome = replace(outcome, changes=file_changes(log.events, "coder", self.assignments["coder"]))
         loop.end_turn(
             TurnOutcome("completed" if outcome.status == "done" else "limit", outcome.summary, loop.steps_taken)
         )
-        if outcome.reason:
+        if outcome.reason or (outcome.status == "done" and self._unresolved("coder")):
+            # A normal later outcome (even plain text) resolves an earlier limit handoff.
             self.board.report(WorkerReport("coder", outcome.status, outcome.summary, reason=outcome.reason))
         if outcome.reason == "worker_turn_limit":
             self.pending_yield = "worker_turn_limit"
@@ -152,6 +169,9 @@ class WorkerRunner:
             agent="coder",
         )
         return outcome
+
+    def _unresolved(self, role: str) -> bool:
+        return any(r.role == role for r in self.board.record.unresolved_reports)
 
     async def _windows(self, loop: AgentLoop) -> WorkerOutcome:
         log = self.session.log
@@ -184,6 +204,9 @@ class WorkerRunner:
                     agent="coder",
                 )
                 continue
+            if _ended_on_applied_edit(events, start, self.session.root):
+                summary = "the work window ended right after an applied edit; the edits landed"
+                return WorkerOutcome("done", ENDED_AFTER_EDIT, summary, changed, window)
             return WorkerOutcome(
                 "needs_context",
                 "worker_turn_limit",
@@ -195,9 +218,8 @@ class WorkerRunner:
 
     async def run_tester(self, task: str) -> str:
         log = self.session.log
-        assignment = self._assignment("tester", task)
-        loop = AgentLoop(self.session, agent="tester", role=self._role("tester", roles.tester), budget=self.budget)
-        outcome = await loop.run_turn(assignment)
+        loop, assignment = self._assignment("tester", task, self._role("tester", roles.tester))
+        outcome = await loop.run_turn(assignment, context=self._packet())
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
         report = recorded_report(log.events, "tester", self.assignments["tester"])
         return render_report("tester", report, outcome.text)
@@ -206,20 +228,32 @@ class WorkerRunner:
         """The built-in worker role with the prompt and tools its compiled config gives."""
         preset = builtin(self.profile, self.mode)
         member = self.members.get(name)
-        return replace(preset, system_prompt=member.prompt, tools=member.tools) if member is not None else preset
+        if member is None:
+            return preset
+        prompt = roles.with_batching(name, member.prompt, self.profile, self.mode)
+        return replace(preset, system_prompt=prompt, tools=member.tools)
 
     async def run_member(self, member: EffectiveAgent, task: str) -> str:
         """One generated delegate: the member's compiled prompt and tools, in this session."""
         log = self.session.log
-        assignment = self._assignment(member.name, task)
         role = Preset(
             member.name, member.prompt, member.tools, max_steps=8, profile=self.profile, action_mode=self.mode
         )
-        loop = AgentLoop(self.session, agent=member.name, role=role, budget=self.budget)
+        loop, assignment = self._assignment(member.name, task, role)
         outcome = await loop.run_turn(assignment)
         log.append("worker.ended", {"role": member.name, "status": outcome.status}, agent=member.name)
         report = recorded_report(log.events, member.name, self.assignments[member.name])
         return render_report(member.name, report, outcome.text)
+
+
+def _ended_on_applied_edit(events: Sequence[Event], after_seq: int, root: Path) -> bool:
+    """The window's last Coder result is an applied write whose revision is still current."""
+    for event in reversed(events):
+        if event.seq <= after_seq:
+            return False
+        if event.agent == "coder" and event.type == "tool.ended":
+            return bool(file_writes([event], "coder")) and revision_current(root, event)
+    return False
 
 
 def runner_of(ctx: ToolContext) -> WorkerRunner:
@@ -230,7 +264,7 @@ def runner_of(ctx: ToolContext) -> WorkerRunner:
 
 
 class AssignmentArgs(BaseModel):
-    task: str = Field(min_length=1, description="one focused assignment")
+    task: str = Field(min_length=1)
 
 
 class CoderTool(Tool[AssignmentArgs]):

@@ -14,6 +14,8 @@ _CANDIDATE_WINDOWS = 24
 _FEEDBACK_CHARS = 1600
 _SHOWN_MATCHES = 5
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+_LINE_NUMBER = re.compile(r"^ *(\d+)\|(?: |$)")
+"""The ``   4| `` prefix numbered ``read_file`` results show before each line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,8 @@ def replace_exactly_once(text: str, old: str, new: str, path: str) -> ExactEdit:
     normalized = to_lf(text)
     old_n = to_lf(old)
     new_n = to_lf(new)
+    if old_n not in normalized:
+        old_n, new_n = _without_line_numbers(old_n, new_n)
     start = _locate_unique(normalized, old_n, path)
     end = start + len(old_n)
     first_line = normalized.count("\n", 0, start) + 1
@@ -52,6 +56,28 @@ def replace_exactly_once(text: str, old: str, new: str, path: str) -> ExactEdit:
         result = text[: _original_index(text, normalized, start)] + inserted
         result += text[_original_index(text, normalized, end) :]
     return ExactEdit(result, first_line, last_line, diff)
+
+
+def _without_line_numbers(old: str, new: str) -> tuple[str, str]:
+    """Old (and new) text copied from a numbered read with its ``N| `` prefixes, unnumbered;
+    text that is not wholly numbered with consecutive line numbers is returned as it was."""
+    stripped_old = _unnumbered(old)
+    if stripped_old is None:
+        return old, new
+    return stripped_old, _unnumbered(new) or new
+
+
+def _unnumbered(text: str) -> str | None:
+    lines = text.split("\n")
+    body = lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines
+    matches = [_LINE_NUMBER.match(line) for line in body]
+    if not body or any(m is None for m in matches):
+        return None
+    numbers = [int(m.group(1)) for m in matches if m is not None]
+    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return None
+    unnumbered = [line[m.end() :] for line, m in zip(body, matches, strict=True) if m is not None]
+    return "\n".join(unnumbered) + ("\n" if len(body) < len(lines) else "")
 
 
 def _locate_unique(normalized: str, old_n: str, path: str) -> int:

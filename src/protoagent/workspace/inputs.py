@@ -21,7 +21,7 @@ def _compact_schema(schema: dict[str, Any]) -> None:
 
 
 INPUT_CONFIG = ConfigDict(extra="forbid", json_schema_extra=_compact_schema)
-PATH_FIELD = "Path relative to the workspace root."
+PATH_FIELD = "Workspace-relative path."
 REVISION_FIELD = "revision from read_file, or source_revision from your last edit of this file."
 
 
@@ -61,5 +61,5 @@ class ListDirectoryInput(BaseModel):
 class SearchRegexInput(BaseModel):
     model_config = INPUT_CONFIG
     pattern: str = Field(description="Python regular expression, matched per line.")
-    path: str = Field(".", description="File or directory to search.")
+    path: str = Field(".", description="File or directory.")
     file_filter: str | None = Field(None, description="Glob on file names, e.g. *.py")

@@ -6,7 +6,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from protoagent.errors import ToolRejected
@@ -29,7 +29,7 @@ from protoagent.workspace.inputs import (
     SearchRegexInput,
 )
 from protoagent.workspace.listing import list_entries
-from protoagent.workspace.paths import feedback_for_os_error, normalize_relpath, open_root
+from protoagent.workspace.paths import EXTRA_ROOTS, Located, feedback_for_os_error, locate, open_root
 from protoagent.workspace.search import compile_pattern, search_files
 from protoagent.workspace.text import (
     decode_source,
@@ -41,16 +41,24 @@ from protoagent.workspace.text import (
 )
 
 RAW_TEXT_ROLES = frozenset({"coder"})
-"""Roles that read raw text so copied old text matches exactly; every other role (explorer,
-tester, architect, main ...) sees numbered lines."""
+"""Roles that read raw text on the small profile so copied old text matches exactly; every other
+role, and every role on the standard profile, sees numbered lines (edit_file takes old text
+copied with its line numbers)."""
+
+
+def _locate(ctx: ToolContext, path: str) -> Located:
+    """Place a path under the primary root or, in a multi-repository session, another root."""
+    return locate(ctx.root, path, ctx.services.get(EXTRA_ROOTS) or ())
 
 
 @contextmanager
-def _workspace(ctx: ToolContext, path: str) -> Iterator[int]:
-    """Open the root and turn filesystem errors into feedback the model can correct."""
+def _workspace(ctx: ToolContext, path: str) -> Iterator[tuple[int, str]]:
+    """Open the root that holds ``path`` (as the tools report it); yield its descriptor and the
+    path relative to it. Filesystem errors become feedback the model can correct."""
+    where = _locate(ctx, path)
     try:
-        with open_root(ctx.root) as root_fd:
-            yield root_fd
+        with open_root(where.root) as root_fd:
+            yield root_fd, where.rel
     except OSError as err:
         raise feedback_for_os_error(err, path) from None
 
@@ -67,10 +75,10 @@ class _WritePlan:
 
 async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
     def write() -> str:
-        with _workspace(ctx, plan.path) as root_fd:
+        with _workspace(ctx, plan.path) as (root_fd, rel):
             return write_atomic(
                 root_fd,
-                plan.path,
+                rel,
                 plan.data,
                 create=plan.revision_before is None,
                 expected_revision=plan.revision_before,
@@ -91,9 +99,9 @@ def _plan(prepared: Prepared, kind: type[Any]) -> Any:
 
 def _read_current(ctx: ToolContext, path: str, expected_revision: str) -> tuple[str, str]:
     """Read a file that is about to be rewritten; check the model's revision. Returns text, revision."""
-    with _workspace(ctx, path) as root_fd:
-        check_writable(root_fd, path, create=False)
-        data = read_bytes(root_fd, path)
+    with _workspace(ctx, path) as (root_fd, rel):
+        check_writable(root_fd, rel, create=False)
+        data = read_bytes(root_fd, rel)
     revision = revision_of(data)
     if not revision_matches(expected_revision, revision):
         raise stale_revision(path, expected_revision, revision)
@@ -109,12 +117,12 @@ class _ReadPlan:
 
 class ReadFileTool(Tool[ReadFileInput]):
     name = "read_file"
-    description = "Read lines of a text file. Returns content, revision and next_start_line if there is more."
+    description = "Read lines of a text file, with the file's revision."
     input_model = ReadFileInput
     metadata = ToolMetadata(effect="read", observation="revision_aware")
 
     def prepare(self, args: ReadFileInput, ctx: ToolContext) -> Prepared:
-        path = normalize_relpath(ctx.root, args.path)
+        path = _locate(ctx, args.path).shown
         plan = _ReadPlan(path, args.start_line, args.end_line)
         return Prepared(f"read {path} from line {args.start_line}", "read", state=plan)
 
@@ -123,10 +131,10 @@ class ReadFileTool(Tool[ReadFileInput]):
         return await asyncio.to_thread(self._read, plan, ctx)
 
     def _read(self, plan: _ReadPlan, ctx: ToolContext) -> ToolOutput:
-        with _workspace(ctx, plan.path) as root_fd:
-            data = read_bytes(root_fd, plan.path)
+        with _workspace(ctx, plan.path) as (root_fd, rel):
+            data = read_bytes(root_fd, rel)
         text = decode_source(data, plan.path)
-        numbered = ctx.agent_role not in RAW_TEXT_ROLES
+        numbered = ctx.agent_role not in RAW_TEXT_ROLES or ctx.profile != "small"
         span = render_span(text, plan.start_line, plan.end_line, numbered=numbered, cap=read_char_cap(ctx.profile))
         revision = revision_of(data)
         header = f"{plan.path} lines {span.start_line}-{span.end_line} of {span.total_lines}; revision {revision}"
@@ -153,8 +161,9 @@ class EditFileTool(Tool[EditFileInput]):
     metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared:
-        path = normalize_relpath(ctx.root, args.path)
-        refuse_protected(path)
+        where = _locate(ctx, args.path)
+        refuse_protected(where.rel)
+        path = where.shown
         if args.old == args.new:
             raise ToolRejected("old and new are identical; nothing would change", kind="no_change")
         if not args.old:
@@ -179,10 +188,10 @@ class CreateFileTool(Tool[CreateFileInput]):
     metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared:
-        path = normalize_relpath(ctx.root, args.path)
+        path = _locate(ctx, args.path).shown
         data = _bounded(args.content, path)
-        with _workspace(ctx, path) as root_fd:
-            check_writable(root_fd, path, create=True)
+        with _workspace(ctx, path) as (root_fd, rel):
+            check_writable(root_fd, rel, create=True)
         diff = whole_file_diff(path, None, args.content)
         plan = _WritePlan(path, data, None, f"created {path}", diff)
         return Prepared(diff, "write", paths=(path,), state=plan)
@@ -205,8 +214,9 @@ class ReplaceFileTool(Tool[ReplaceFileInput]):
     metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared:
-        path = normalize_relpath(ctx.root, args.path)
-        refuse_protected(path)
+        where = _locate(ctx, args.path)
+        refuse_protected(where.rel)
+        path = where.shown
         text, revision = _read_current(ctx, path, args.expected_revision)
         content = args.content
         if uses_crlf(text) and "\r\n" not in content:
@@ -228,15 +238,15 @@ class ListDirectoryTool(Tool[ListDirectoryInput]):
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: ListDirectoryInput, ctx: ToolContext) -> Prepared:
-        path = normalize_relpath(ctx.root, args.path)
+        path = _locate(ctx, args.path).shown
         return Prepared(f"list {path}", "read", state=path)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         path: str = _plan(prepared, str)
 
         def listing() -> ToolOutput:
-            with _workspace(ctx, path) as root_fd:
-                found = list_entries(root_fd, path)
+            with _workspace(ctx, path) as (root_fd, rel):
+                found = list_entries(root_fd, rel)
             more = f"\n[{found.total - len(found.entries)} more entries not shown]" if found.truncated else ""
             data = {"path": path, "entries": list(found.entries), "total": found.total}
             data["truncated"] = found.truncated
@@ -253,7 +263,7 @@ class SearchRegexTool(Tool[SearchRegexInput]):
 
     def prepare(self, args: SearchRegexInput, ctx: ToolContext) -> Prepared:
         compile_pattern(args.pattern)
-        path = normalize_relpath(ctx.root, args.path)
+        path = _locate(ctx, args.path).shown
         return Prepared(f"search {path} for {args.pattern!r}", "read", state=args.model_copy(update={"path": path}))
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
@@ -262,9 +272,13 @@ class SearchRegexTool(Tool[SearchRegexInput]):
         cancel = threading.Event()
 
         def search() -> ToolOutput:
-            with _workspace(ctx, args.path) as root_fd:
+            where = _locate(ctx, args.path)
+            with _workspace(ctx, args.path) as (root_fd, rel):
                 pattern = compile_pattern(args.pattern)
-                found = search_files(root_fd, pattern, args.path, args.file_filter, cancel=cancel)
+                found = search_files(root_fd, pattern, rel, args.file_filter, cancel=cancel)
+            # Matches under another root of a multi-repository session carry that root's path.
+            prefix = "" if where.root == ctx.root else f"{where.root}/"
+            found = replace(found, matches=tuple(replace(m, path=prefix + m.path) for m in found.matches))
             lines = [f"{m.path}:{m.line}: {m.text}" for m in found.matches]
             if found.truncated:
                 lines.append("[results cut short; narrow the pattern, path or file_filter]")

@@ -1,0 +1,106 @@
+"""Passing final verification ends the edit phase without another Architect request.
+
+Spec: "Final verification closes the edit phase for this attempt". Once every selected check
+has a passing ``verify`` receipt newer than the run's last file change, and no worker report
+is unresolved, the Architect's next request could only be a closing summary, so it is not
+sent: a before-model hook yields the Architect's turn (``VERIFIED``) and the Graph ends the
+phase. The run's summary is then composed by the harness from the worker reports and the
+receipts: deterministic, and never a claim the receipts do not back.
+
+Calls the Architect put after the passing verify in the same turn are not lost: they still run
+through the pipeline in order (an edit among them is refused by the phase gate, as before),
+their receipts stay in the log, and the summary names them. Only the request that would have
+followed them is not sent. A failing verify keeps its own path (the Graph's repair).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from protoagent.errors import YieldControl
+from protoagent.events.types import Event
+from protoagent.hooks.pipeline import BeforeModelHook
+from protoagent.models.types import ModelRequest
+from protoagent.workflow.evidence import CheckResult, check_results
+from protoagent.workflow.phase_control import run_start
+from protoagent.workflow.reports import file_changes, recorded_report
+from protoagent.workflow.task import TaskRecord
+from protoagent.workflow.workers import file_writes
+
+VERIFIED = "final_verification_passed"
+"""Yield reason: every selected check passed after the last change; the edit phase is over."""
+MAX_SUMMARY_REPORT_CHARS = 400
+
+
+def passing_verification(events: Sequence[Event], record: TaskRecord) -> list[CheckResult] | None:
+    """The passing final receipts that close this run's edit phase, one per selected check, or
+    ``None`` while it stays open: no change in this run yet, a selected check with no passing
+    ``verify`` run after the last change (zero tests never pass), or an unresolved worker report."""
+    start = run_start(events)
+    writes = file_writes(events, after_seq=start)
+    if not writes or not record.selected_check_ids or record.unresolved_reports:
+        return None
+    last_write = writes[-1].seq
+    final = {r.id: r for r in check_results(events) if r.phase == "verify" and r.seq > last_write}
+    passed = [final.get(check_id) for check_id in record.selected_check_ids]
+    if not all(r is not None and r.outcome == "passed" and r.tests_run != 0 for r in passed):
+        return None
+    return [r for r in passed if r is not None]
+
+
+def closing_hook(record: Callable[[], TaskRecord]) -> BeforeModelHook:
+    """A before-model hook: no Architect request once passing final verification closed the phase."""
+
+    def close_when_verified(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
+        if request.agent_role == "architect" and passing_verification(events, record()) is not None:
+            raise YieldControl(VERIFIED)
+        return request
+
+    return close_when_verified
+
+
+def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:
+    """What changed and what verified, composed from this run's worker reports and receipts."""
+    start = run_start(events)
+    passed = passing_verification(events, record) or []
+    checks = ", ".join(f"{r.id} passed ({_tests(r.tests_run)})" for r in passed)
+    parts = [f"Final verification passed: {checks}." if checks else "Final verification passed."]
+    changes = file_changes(events, None, start)
+    if changes:
+        parts.append("Changed: " + ", ".join(f"{c.path} (+{c.added} -{c.removed})" for c in changes) + ".")
+    for role in _reporting_roles(events, start):
+        report = recorded_report(events, role, start)
+        if report is not None and report.summary:
+            said = report.summary.strip()
+            if len(said) > MAX_SUMMARY_REPORT_CHARS:
+                said = said[:MAX_SUMMARY_REPORT_CHARS].rstrip() + " …"
+            parts.append(f"{role.capitalize()} reported {report.status}: {said}")
+    later = _after_verification(events, max((r.seq for r in passed), default=0))
+    if later:
+        parts.append("Also run after verification: " + ", ".join(later) + ".")
+    return " ".join(parts)
+
+
+def _tests(count: int | None) -> str:
+    if count is None:
+        return "tests run: unknown"
+    return f"{count} test{'s' if count != 1 else ''}"
+
+
+def _reporting_roles(events: Sequence[Event], after_seq: int) -> list[str]:
+    """Workers that recorded a report after ``after_seq``, in the order they first reported."""
+    roles = (
+        e.agent
+        for e in events
+        if e.seq > after_seq and e.type == "tool.ended" and e.payload.get("tool") == "report_task"
+    )
+    return list(dict.fromkeys(roles))
+
+
+def _after_verification(events: Sequence[Event], verified_seq: int) -> list[str]:
+    """The Architect's calls that ended after the last passing receipt, with their status."""
+    return [
+        f"{e.payload['tool']} ({e.payload['status']})"
+        for e in events
+        if verified_seq and e.seq > verified_seq and e.type == "tool.ended" and e.agent == "architect"
+    ]
