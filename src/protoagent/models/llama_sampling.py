@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import ctypes
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -343,3 +343,151 @@ def greedy_generate(
             gate.close()
     checks = (gate.top_checks, gate.full_checks) if gate is not None else (0, 0)
     return Generation(tokens, text.finish(), reused, finish, *checks, closing_steps=closing)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """Where a replacement line departs from the old one: the model's own choice of another token."""
+
+    position: int
+    """Index in the old line's tokens where the new text starts to differ."""
+    token: int
+    logprob: float
+    """The model's log-probability of ``token`` there, after the old line's first ``position`` tokens."""
+
+
+def line_variants(
+    llama: Any,
+    prompt: Sequence[int],
+    old: Sequence[int],
+    *,
+    per_position: int = 3,
+    max_tokens: int = 40,
+    samples: int = 0,
+    temperature: float = 0.8,
+    seed: int = 0,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Iterator[str]:
+    """Replacement lines the model writes for one old line, most likely first, without repeats.
+
+    ``prompt`` asks for the line; ``old`` is the old line's text as tokens. First the model's own
+    greedy line. Then, for every position of the old line, the ``per_position`` tokens the model
+    ranks highest there other than the old token (ordered by the model's probability over all
+    positions): the line keeps the old text before that position and the model writes the rest,
+    greedily. Then ``samples`` rounds of the same departures with the rest sampled at
+    ``temperature`` (seeded). Every token after the kept beginning is the model's; a line ends at
+    a newline or an end-of-generation token. ``cancelled`` is asked between tokens.
+    """
+    rng = np.random.default_rng(seed)
+    seen: set[str] = set()
+    try:
+        for line in _variants(
+            llama, list(prompt), list(old), per_position, max_tokens, samples, temperature, rng, cancelled
+        ):
+            if line not in seen:
+                seen.add(line)
+                yield line
+    except GenerationCancelled:
+        return
+
+
+def _variants(
+    llama: Any,
+    prompt: list[int],
+    old: list[int],
+    per_position: int,
+    max_tokens: int,
+    samples: int,
+    temperature: float,
+    rng: np.random.Generator,
+    cancelled: Callable[[], bool],
+) -> Iterator[str]:
+    max_tokens = min(max_tokens, len(old) + LINE_SLACK_TOKENS)
+    yield _continue(llama, prompt, [], max_tokens, None, rng, cancelled)
+    divergences = _divergences(llama, prompt, old, per_position, cancelled)
+    for sampled in [None] + [temperature] * samples:
+        for split in divergences:
+            yield _continue(llama, prompt, [*old[: split.position], split.token], max_tokens, sampled, rng, cancelled)
+
+
+def _divergences(
+    llama: Any, prompt: list[int], old: list[int], per_position: int, cancelled: Callable[[], bool]
+) -> list[Divergence]:
+    """Every position's best other tokens, most probable first (the old line fed token by token)."""
+    _evaluate(llama, prompt, cancelled)
+    vocab, found = llama._model.vocab, []
+    for position in range(len(old) + 1):
+        if cancelled():
+            raise GenerationCancelled
+        logits = _logits(llama).astype(np.float64)
+        logprobs = logits - float(np.logaddexp.reduce(logits))
+        expected = old[position] if position < len(old) else -1
+        taken = 0
+        for token in np.argsort(-logits)[: per_position + 8]:
+            token = int(token)
+            piece = _piece(llama, token)
+            if token == expected or llama_cpp.llama_vocab_is_eog(vocab, token) or "\n" in piece or not piece.strip():
+                continue
+            found.append(Divergence(position, token, float(logprobs[token])))
+            taken += 1
+            if taken == per_position:
+                break
+        if position < len(old):
+            llama.eval([old[position]])
+    return sorted(found, key=lambda d: -d.logprob)
+
+
+def _continue(
+    llama: Any,
+    prompt: list[int],
+    start: list[int],
+    max_tokens: int,
+    temperature: float | None,
+    rng: np.random.Generator,
+    cancelled: Callable[[], bool],
+) -> str:
+    """The line that begins with ``start`` and goes on as the model writes it (greedy without a
+    temperature), cut at its first newline."""
+    _evaluate(llama, [*prompt, *start], cancelled)
+    vocab = llama._model.vocab
+    data = bytes(llama.detokenize(start)) if start else b""
+    for _ in range(max_tokens):
+        if b"\n" in data:
+            break
+        if cancelled():
+            raise GenerationCancelled
+        logits = _logits(llama)
+        token = int(np.argmax(logits)) if temperature is None else _sample(logits, temperature, rng)
+        if llama_cpp.llama_vocab_is_eog(vocab, token):
+            break
+        data += bytes(llama.detokenize([token]))
+        llama.eval([token])
+    return data.decode("utf-8", "ignore").split("\n", 1)[0].rstrip()
+
+
+SAMPLE_TOP_K = 40
+LINE_SLACK_TOKENS = 12
+"""A replacement line may run this many tokens past the old line's length (a fix is rarely longer)."""
+
+
+def _sample(logits: npt.NDArray[np.float32], temperature: float, rng: np.random.Generator) -> int:
+    top = np.argpartition(logits, -SAMPLE_TOP_K)[-SAMPLE_TOP_K:]
+    scaled = logits[top].astype(np.float64) / max(temperature, 1e-3)
+    weights = np.exp(scaled - scaled.max())
+    return int(top[rng.choice(len(top), p=weights / weights.sum())])
+
+
+def _logits(llama: Any) -> npt.NDArray[np.float32]:
+    n_vocab = int(llama.n_vocab())
+    return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1), shape=(n_vocab,)).copy()
+
+
+def _evaluate(llama: Any, tokens: Sequence[int], cancelled: Callable[[], bool]) -> None:
+    """Make ``tokens`` the evaluated sequence, keeping the longest shared prefix of the cache."""
+    previous = llama.input_ids[: llama.n_tokens].tolist()
+    shared = 0
+    for before, now in zip(previous, tokens, strict=False):
+        if before != now:
+            break
+        shared += 1
+    evaluate_prompt(llama, tokens, min(shared, max(len(tokens) - 1, 0)), cancelled)

@@ -1,0 +1,6 @@
+from stats import mean
+
+
+def test_mean():
+    assert mean([2, 4, 6, 8]) == 5
+    assert mean([1, 2]) == 1.5

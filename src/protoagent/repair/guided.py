@@ -1,0 +1,255 @@
+"""Guided repair for the small profile: the harness localizes, the model proposes, the checks decide.
+
+When the baseline fails, the failing check's output is localized to a few source functions
+(``repair.localize``). For each, the model proposes one-line edits of that function
+(``repair.candidates``); each is tried in a scratch copy of the workspace inside the run's sandbox
+(``repair.scratch``): the failing checks first, then the other selected checks. The first
+candidate under which every selected check passes is applied to the real workspace as Coder's
+``edit_file`` call through the session's pipeline (approval, revision guard, receipt). Every
+candidate tried is an event; the search is bounded in candidates and seconds and stops between
+candidates (and between tokens) when the run is cancelled.
+
+``PROTOAGENT_GUIDED_REPAIR=off`` turns it off; ``PROTOAGENT_LOCAL_SEED`` seeds the sampling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from protoagent.agents.session import AgentSession
+from protoagent.checks.run_check import read_output
+from protoagent.checks.types import CheckPlan, CheckSpec
+from protoagent.events.types import Event
+from protoagent.models.types import ToolCall
+from protoagent.processes.command import NO_SANDBOX
+from protoagent.processes.sandbox import asks_each_command
+from protoagent.repair.candidates import CandidateEdit, CandidateSource, ProviderCandidates, focus_on
+from protoagent.repair.edits import code_prefix, copies_expected_value, exact_span, replace_line
+from protoagent.repair.local_candidates import local_source
+from protoagent.repair.localize import Localization, localize
+from protoagent.repair.scratch import ScratchWorkspace
+
+ENABLE_ENV = "PROTOAGENT_GUIDED_REPAIR"
+SEED_ENV = "PROTOAGENT_LOCAL_SEED"
+MAX_CANDIDATES = 40
+"""Candidates tried in scratch checks, at most, per repair."""
+MAX_SECONDS = 80.0
+"""Seconds a repair may search before it gives the phase back to the Architect."""
+MAX_CHECK_SECONDS = 30.0
+"""A scratch check that runs longer than this counts as failing."""
+LINES_PER_FUNCTION = 4
+
+Status = Literal["applied", "none_passed", "not_applied", "not_localized", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class RepairBudget:
+    candidates: int = MAX_CANDIDATES
+    seconds: float = MAX_SECONDS
+
+
+@dataclass(slots=True)
+class RepairOutcome:
+    """How a guided repair ended."""
+
+    status: Status
+    reason: str
+    tried: int = 0
+    """Candidates whose checks ran in the scratch copy."""
+    proposed: int = 0
+    """Candidates the model proposed (syntax errors and repeats included)."""
+    passed: CandidateEdit | None = None
+
+    @property
+    def applied(self) -> bool:
+        return self.status == "applied"
+
+
+def guided_repair_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Off only when ``PROTOAGENT_GUIDED_REPAIR`` says ``off``, ``0``, ``false`` or ``no``."""
+    value = (environ if environ is not None else os.environ).get(ENABLE_ENV, "on").strip().lower()
+    return value not in ("off", "0", "false", "no")
+
+
+def repair_seed(environ: Mapping[str, str] | None = None) -> int:
+    """``PROTOAGENT_LOCAL_SEED`` as a number (0 when unset or not a number)."""
+    raw = (environ if environ is not None else os.environ).get(SEED_ENV, "0")
+    try:
+        return int(raw)
+    except ValueError:
+        return 0
+
+
+async def guided_repair(
+    session: AgentSession,
+    selected: Sequence[str],
+    source: CandidateSource | None = None,
+    budget: RepairBudget = RepairBudget(),
+) -> RepairOutcome:
+    """Search for a one-line fix of a failing baseline and apply the first that passes every
+    check in ``selected``; the outcome is recorded as ``repair.ended``."""
+    if not _failing_baseline(session.log.events):
+        return RepairOutcome("skipped", "the baseline did not fail")
+    outcome = await _repair(session, selected, source, budget)
+    payload = {"status": outcome.status, "reason": outcome.reason, "tried": outcome.tried}
+    payload["proposed"] = outcome.proposed
+    payload["passed"] = outcome.passed.to_json() if outcome.passed is not None else None
+    session.log.append("repair.ended", payload, agent="repair")
+    return outcome
+
+
+async def _repair(
+    session: AgentSession, selected: Sequence[str], source: CandidateSource | None, budget: RepairBudget
+) -> RepairOutcome:
+    services = session.spec.services
+    plan = services.get("checks")
+    sandbox = services.get("sandbox") or NO_SANDBOX
+    if not isinstance(plan, CheckPlan):
+        return RepairOutcome("skipped", "the run has no check plan")
+    if asks_each_command(sandbox):
+        return RepairOutcome("skipped", "no sandbox: scratch checks would run without a person's approval")
+    failing = _failing_baseline(session.log.events)
+    checks = [c for c in (plan.get(i) for i in (*failing, *selected)) if c is not None]
+    checks = list({c.id: c for c in checks}.values())
+    localization = next((loc for loc in _localized(session.root, failing) if loc is not None), None)
+    if not failing or localization is None:
+        return RepairOutcome("not_localized", "no failing baseline check points at a source function")
+    session.log.append("repair.started", _started(localization, checks), agent="repair")
+    source = source or local_source(session.provider, repair_seed()) or ProviderCandidates(session.provider)
+    python = str(services.get("python") or "python3")
+    with ScratchWorkspace(session.root, python, sandbox) as scratch:
+        outcome = await _search(session, scratch, localization, source, checks, budget)
+    if outcome.passed is None:
+        return outcome
+    return await _apply(session, outcome)
+
+
+def _failing_baseline(events: Sequence[Event]) -> dict[str, str]:
+    """Check id -> the full output of its latest failing baseline run (from the receipt's journal)."""
+    requested: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for e in events:
+        if e.type == "tool.started" and e.payload["tool"] == "run_check":
+            requested[e.payload["call_id"]] = str(e.payload["arguments"].get("phase", "verify"))
+        if e.type != "tool.ended" or e.payload["tool"] != "run_check":
+            continue
+        data = e.payload.get("data") or {}
+        phase = data.get("phase") or requested.get(e.payload["call_id"])
+        if phase != "baseline" or data.get("outcome") != "failed":
+            continue
+        artifact = e.payload.get("artifact") or data.get("artifact")
+        found[str(data.get("check_id"))] = _journal(artifact) or str(e.payload.get("output", ""))
+    return found
+
+
+def _journal(artifact: object) -> str:
+    if not isinstance(artifact, str) or not artifact:
+        return ""
+    try:
+        return read_output(Path(artifact))
+    except OSError:
+        return ""
+
+
+def _localized(root: Path, failing: Mapping[str, str]) -> list[Localization | None]:
+    return [localize(root, output) for output in failing.values()]
+
+
+def _started(localization: Localization, checks: Sequence[CheckSpec]) -> dict[str, Any]:
+    return {
+        "failed_tests": list(localization.failed_tests),
+        "assertion": localization.evidence(),
+        "functions": [
+            {"path": f.path, "name": f.name, "start": f.start, "lines": list(f.ranked[:LINES_PER_FUNCTION])}
+            for f in localization.functions
+        ],
+        "check_ids": [c.id for c in checks],
+    }
+
+
+async def _search(
+    session: AgentSession,
+    scratch: ScratchWorkspace,
+    localization: Localization,
+    source: CandidateSource,
+    checks: Sequence[CheckSpec],
+    budget: RepairBudget,
+) -> RepairOutcome:
+    started = time.monotonic()
+    outcome = RepairOutcome("none_passed", "no candidate passed the checks")
+    seen: set[tuple[str, int, str]] = set()
+    for function in localization.functions:
+        original = scratch.read(function.path)
+        proposals = source.propose(focus_on(localization, function, LINES_PER_FUNCTION))
+        async for edit in proposals:
+            outcome.proposed += 1
+            if outcome.tried >= budget.candidates or time.monotonic() - started > budget.seconds:
+                outcome.reason = f"the budget ran out ({outcome.tried} candidates, {budget.seconds:g} s)"
+                await _close(proposals)
+                return outcome
+            usable = code_prefix(original, edit)
+            if usable is None or (edit.path, edit.line, usable.new) in seen:
+                continue
+            if copies_expected_value(usable, localization):
+                continue
+            edit = usable
+            seen.add((edit.path, edit.line, edit.new))
+            text = replace_line(original, edit)
+            outcome.tried += 1
+            scratch.write(edit.path, text)
+            try:
+                verdict = await _run_checks(scratch, checks, budget.seconds - (time.monotonic() - started))
+            finally:
+                scratch.write(edit.path, original)
+            session.log.append(
+                "repair.candidate",
+                {"index": outcome.tried, **edit.to_json(), "passed": verdict is None, "failed_check": verdict},
+                agent="repair",
+            )
+            if verdict is None:
+                outcome.passed = edit
+                outcome.reason = f"candidate {outcome.tried} passed every selected check in the scratch copy"
+                await _close(proposals)
+                return outcome
+    return outcome
+
+
+async def _close(proposals: AsyncIterator[CandidateEdit]) -> None:
+    """Stop a source early (its model work ends with it)."""
+    close = getattr(proposals, "aclose", None)
+    if close is not None:
+        await close()
+
+
+async def _run_checks(scratch: ScratchWorkspace, checks: Sequence[CheckSpec], left_s: float) -> str | None:
+    """The first check that does not pass with the candidate in place, or ``None`` when all pass."""
+    for check in checks:
+        run = await scratch.run(check, max(1.0, min(MAX_CHECK_SECONDS, left_s)))
+        if not run.passed:
+            return check.id
+    return None
+
+
+async def _apply(session: AgentSession, outcome: RepairOutcome) -> RepairOutcome:
+    """Apply the passing candidate as Coder's ``edit_file`` call through the governed pipeline."""
+    edit = outcome.passed
+    assert edit is not None
+    path = session.root / edit.path
+    data = path.read_bytes()
+    old, new = exact_span(data.decode("utf-8"), edit)
+    arguments = {"path": edit.path, "old": old, "new": new, "expected_revision": hashlib.sha256(data).hexdigest()}
+    result = await session.pipeline.run(
+        ToolCall(f"repair_{outcome.tried}", "edit_file", arguments), agent="coder", allowed=("edit_file",)
+    )
+    if result.status != "ok":
+        outcome.status = "not_applied"
+        outcome.reason = f"the passing candidate was not applied: edit_file ended {result.status}"
+        return outcome
+    outcome.status = "applied"
+    return outcome

@@ -1,0 +1,308 @@
+"""Fault localization from a failing Python check's output, by reading files only.
+
+From pytest or unittest output: the failing test ids (``checks.failures``), the assertion the
+runner printed (expected against actual), the traceback's frames, and from them the few source
+functions involved: functions the traceback passes through outside the tests (deepest first),
+then the functions the failing test line calls, resolved through the test module's imports,
+then functions those call in their own module. Nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from protoagent.checks.failures import failed_tests
+
+MAX_FUNCTIONS = 3
+"""Source functions a localization keeps (the repair shows the model one at a time)."""
+MAX_FUNCTION_LINES = 60
+"""Longer functions are not shown: a small model cannot read them, and a one-line repair is blind there."""
+MAX_MESSAGE_LINES = 8
+MAX_MESSAGE_CHARS = 600
+
+_NATIVE_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', re.M)
+_PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): ", re.M)
+_EXCEPTION_LINE = re.compile(r"^(?P<message>(?:\w+\.)*\w*(?:Error|Exception)\b.*)$", re.M)
+_PYTEST_E_LINE = re.compile(r"^E {1,}(?P<text>.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One traceback frame in a workspace file."""
+
+    path: str
+    """Workspace-relative POSIX path."""
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFunction:
+    """One function the failure points at, with the lines a one-line repair may replace."""
+
+    path: str
+    """Workspace-relative file holding the function."""
+    name: str
+    start: int
+    """First line of the function (1-based, decorators excluded)."""
+    lines: tuple[str, ...]
+    """The function's lines, without line endings."""
+    ranked: tuple[int, ...]
+    """Line numbers a repair may replace, most likely first (traceback lines, then returns,
+    then the rest from the bottom up); the ``def`` line, docstrings, comments and blanks are left out."""
+
+    def numbered(self) -> str:
+        """The function as the model sees it: each line after its file line number."""
+        return "\n".join(f"{self.start + i} {text}" for i, text in enumerate(self.lines))
+
+    def line(self, number: int) -> str:
+        return self.lines[number - self.start]
+
+
+@dataclass(frozen=True, slots=True)
+class Localization:
+    """What a failing check says and the source functions it points at."""
+
+    failed_tests: tuple[str, ...]
+    test_line: str
+    """The failing test's source line (usually the assertion)."""
+    message: str
+    """The assertion or exception the runner printed: expected against actual."""
+    functions: tuple[SourceFunction, ...]
+
+    def evidence(self) -> str:
+        """The failing assertion as the model is shown it."""
+        parts = [f"test: {self.test_line}"] if self.test_line else []
+        if self.message:
+            parts.append(self.message)
+        return "\n".join(parts)
+
+
+def is_test_file(path: str) -> bool:
+    name = os.path.basename(path)
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
+
+
+def localize(root: Path, output: str) -> Localization | None:
+    """The source functions a failing check's output points at, or ``None`` when it says too little."""
+    chain = frames(root, output)
+    tests = [f for f in chain if is_test_file(f.path)]
+    if not tests:
+        return None
+    test = tests[0]
+    deeper = [f for f in chain[chain.index(test) + 1 :] if not is_test_file(f.path)]
+    found: dict[tuple[str, int], tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str], str]] = {}
+    hot: dict[tuple[str, int], set[int]] = {}
+    for frame in reversed(deeper):  # the deepest frame is nearest to the error
+        parsed = _function_at(root, frame.path, frame.line)
+        if parsed is not None:
+            key = (frame.path, parsed[0].lineno)
+            found.setdefault(key, (*parsed, frame.path))
+            hot.setdefault(key, set()).add(frame.line)
+    for path, node, lines in _called_functions(root, test.path, test.line):
+        found.setdefault((path, node.lineno), (node, lines, path))
+    for path, node, lines in _same_module_callees(root, list(found.values())):
+        found.setdefault((path, node.lineno), (node, lines, path))
+    functions = [
+        _source_function(path, node, lines, hot.get((path, node.lineno), set())) for node, lines, path in found.values()
+    ]
+    kept = tuple(f for f in functions if f is not None and f.ranked)[:MAX_FUNCTIONS]
+    if not kept:
+        return None
+    test_line = _line(root / test.path, test.line).strip()
+    return Localization(failed_tests(output), test_line, assertion_message(output), kept)
+
+
+def frames(root: Path, output: str) -> list[Frame]:
+    """Traceback frames in workspace files, in the order printed."""
+    found: list[tuple[int, Frame]] = []
+    for pattern in (_NATIVE_FRAME, _PYTEST_FRAME):
+        for match in pattern.finditer(output):
+            rel = _relative(root, match.group("file"))
+            if rel is not None:
+                found.append((match.start(), Frame(rel, int(match.group("line")))))
+    return [frame for _, frame in sorted(found, key=lambda item: item[0])]
+
+
+def assertion_message(output: str) -> str:
+    """The first failure's message: pytest's ``E`` lines, else the first exception line on."""
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if _PYTEST_E_LINE.match(line):
+            block = []
+            for follow in lines[index:]:
+                match = _PYTEST_E_LINE.match(follow)
+                if match is None:
+                    break
+                block.append(match.group("text").rstrip())
+            return _bounded("\n".join(block[:MAX_MESSAGE_LINES]))
+    match = _EXCEPTION_LINE.search(output)
+    if match is None:
+        return ""
+    block = output[match.start() :].split("\n\n", 1)[0].splitlines()
+    return _bounded("\n".join(block[:MAX_MESSAGE_LINES]))
+
+
+def _bounded(text: str) -> str:
+    return text.strip()[:MAX_MESSAGE_CHARS]
+
+
+def _relative(root: Path, file: str) -> str | None:
+    path = Path(file)
+    absolute = path if path.is_absolute() else root / path
+    try:
+        rel = os.path.relpath(os.path.normpath(absolute), root)
+    except ValueError:
+        return None
+    if rel.startswith("..") or not (root / rel).is_file():
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def _line(path: Path, number: int) -> str:
+    parsed = _parse(path)
+    if parsed is None:
+        return ""
+    lines = parsed[1]
+    return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def _parse(path: Path) -> tuple[ast.Module, list[str]] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        return ast.parse(text), text.splitlines()
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _function_at(root: Path, rel: str, line: int) -> tuple[Function, list[str]] | None:
+    """The innermost function holding ``line``."""
+    parsed = _parse(root / rel)
+    if parsed is None:
+        return None
+    tree, lines = parsed
+    best: Function | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, Function) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return (best, lines) if best is not None else None
+
+
+def _called_functions(root: Path, test_rel: str, line: int) -> list[tuple[str, Function, list[str]]]:
+    """Functions the failing test line calls (else its whole test function calls) that the test
+    module imports from workspace files."""
+    parsed = _parse(root / test_rel)
+    if parsed is None:
+        return []
+    tree, _ = parsed
+    imports = _imported_names(tree)
+    enclosing = _function_at(root, test_rel, line)
+    scopes: list[ast.AST] = [n for n in ast.walk(tree) if _spans(n, line)]
+    if enclosing is not None:
+        scopes.append(enclosing[0])
+    found: list[tuple[str, Function, list[str]]] = []
+    plain = [module for name, module in imports.items() if name == module.split(".")[-1]]
+    for scope in scopes:
+        for name in _call_names(scope):
+            modules = [imports[name]] if name in imports else plain
+            files = [f for module in modules for f in _module_files(root, Path(test_rel).parent, module)]
+            for candidate in files:
+                defined = _defined(root, candidate, name)
+                if defined is not None and all(f[1] is not defined[0] for f in found):
+                    found.append((candidate, *defined))
+        if found:
+            break
+    return found
+
+
+def _spans(node: ast.AST, line: int) -> bool:
+    if not isinstance(node, ast.stmt):
+        return False
+    return node.lineno <= line <= (node.end_lineno or node.lineno) and not isinstance(node, Function | ast.ClassDef)
+
+
+def _call_names(node: ast.AST) -> list[str]:
+    names = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            func = child.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name is not None and name not in names:
+                names.append(name)
+    return names
+
+
+def _imported_names(tree: ast.Module) -> dict[str, str]:
+    """Imported name -> the module it comes from (``from m import f``; ``import m`` maps m to itself)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update({alias.name.split(".")[-1]: alias.name for alias in node.names if alias.asname is None})
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                names[alias.asname or alias.name] = node.module
+    return names
+
+
+def _module_files(root: Path, test_dir: Path, module: str) -> list[str]:
+    parts = module.split(".")
+    out = []
+    for base in (Path("."), test_dir, Path("src"), test_dir.parent):
+        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+            if (root / candidate).is_file():
+                out.append(os.path.normpath(candidate).replace(os.sep, "/"))
+    return list(dict.fromkeys(out))
+
+
+def _defined(root: Path, rel: str, name: str) -> tuple[Function, list[str]] | None:
+    parsed = _parse(root / rel)
+    if parsed is None:
+        return None
+    tree, lines = parsed
+    for node in ast.walk(tree):
+        if isinstance(node, Function) and node.name == name:
+            return node, lines
+    return None
+
+
+def _same_module_callees(
+    root: Path, found: list[tuple[Function, list[str], str]]
+) -> list[tuple[str, Function, list[str]]]:
+    """Functions that the found ones call and that their own module defines (one level)."""
+    callees: list[tuple[str, Function, list[str]]] = []
+    for node, _, path in found:
+        if is_test_file(path):
+            continue
+        for name in _call_names(node):
+            defined = _defined(root, path, name)
+            if defined is not None and defined[0] is not node:
+                callees.append((path, *defined))
+    return callees
+
+
+def _source_function(path: str, node: Function, lines: list[str], hot: set[int]) -> SourceFunction | None:
+    end = node.end_lineno or node.lineno
+    if end - node.lineno + 1 > MAX_FUNCTION_LINES:
+        return None
+    body_start = node.body[0].lineno
+    skip = set(range(node.lineno, body_start))
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        skip |= set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    returns = {n.lineno for n in ast.walk(node) if isinstance(n, ast.Return)}
+    editable = [
+        n for n in range(body_start, end + 1) if n not in skip and lines[n - 1].strip() and not _comment(lines[n - 1])
+    ]
+    ranked = sorted(editable, key=lambda n: (n not in hot, n not in returns, -n))
+    return SourceFunction(path, node.name, node.lineno, tuple(lines[node.lineno - 1 : end]), tuple(ranked))
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
