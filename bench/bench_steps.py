@@ -22,7 +22,9 @@ that load on the shared machine falls on both alike. Figures are medians over th
 - growth: per call at N = 400 over per call at N = 50 (1.0 is flat);
 - first/last 10: median step time of the first and the last ten steps of ProtoAgent's run
   (from the ``model.requested`` timestamps), which shows whether steps slow down as history grows;
-- ratio: ProtoAgent's per-call time over mini-swe-agent's, per round, then the median.
+- ratio: ProtoAgent's per-call time over mini-swe-agent's, per round, then the median;
+- for information, with ``BENCH_SANDBOX=off`` (the default): ProtoAgent's per-call time at
+  N = 200 with the sandbox on (``auto``: bubblewrap when installed), median of the rounds.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from protoagent.events.types import Event
 from protoagent.testing import ScriptedModel, final_turn, make_repo, tool_turn
 
 SIZES = (50, 200, 400)
+INFO_SIZE = 200
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 SANDBOX = os.environ.get("BENCH_SANDBOX", "off")
 """``off`` compares like for like with mini-swe-agent's unconfined ``LocalEnvironment``;
@@ -70,7 +73,7 @@ def bare_command_ms(cwd: Path, runs: int = 30) -> float:
     return statistics.median(times) * 1000
 
 
-def protoagent_run(n: int, tmp: Path) -> Sample:
+def protoagent_run(n: int, tmp: Path, sandbox: str = SANDBOX) -> Sample:
     repo = make_repo(tmp / f"repo-{n}", {"README.md": "bench\n"}, git=False)
     turns = [tool_turn("shell", command=f"echo hi # {i}") for i in range(n)] + [final_turn("done")]
     model = ScriptedModel.from_lines(turns)
@@ -97,7 +100,7 @@ def protoagent_run(n: int, tmp: Path) -> Sample:
                 provider=model,
                 on_event=on_event,
                 max_model_calls=n + 1,
-                sandbox=SANDBOX,
+                sandbox=sandbox,
             )
         )
         wall = time.perf_counter() - started
@@ -146,6 +149,7 @@ def main() -> None:
     ours: dict[int, list[Sample]] = {n: [] for n in SIZES}
     theirs: dict[int, list[Sample]] = {n: [] for n in SIZES}
     bare: list[float] = []
+    sandboxed: list[Sample] = []
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         os.environ[HOME_ENV] = str(tmp / "home")
@@ -157,7 +161,16 @@ def main() -> None:
                 ours[n].append(protoagent_run(n, run_dir))
                 if mini is not None:
                     theirs[n].append(mini(n, run_dir))
+            if SANDBOX == "off":
+                info_dir = tmp / f"round-{round_}" / "sandboxed"
+                info_dir.mkdir()
+                sandboxed.append(protoagent_run(INFO_SIZE, info_dir, "auto"))
     report(ours, theirs, statistics.median(bare), mini is not None)
+    if sandboxed:
+        per_call = statistics.median(s.per_call_ms for s in sandboxed)
+        print(
+            f"  for information, sandbox 'auto' (bubblewrap when installed): N={INFO_SIZE} per call {per_call:.2f} ms"
+        )
 
 
 def report(ours: dict[int, list[Sample]], theirs: dict[int, list[Sample]], bare: float, with_mini: bool) -> None:

@@ -46,7 +46,12 @@ def test_user_command_runs_through_the_pipeline_with_its_artifact(
     ended = pipeline.log.last("tool.ended")
     assert ended is not None
     assert ended.payload["artifact"] == ended.payload["data"]["artifact"] == result.artifact
-    assert result.artifact is not None and Path(result.artifact).read_text() == "from-user\n"
+    assert result.artifact is None  # output that fits the inline limit is all in the event: no file
+    name, arguments = user_shell_call("!seq 1 3000")
+    long = asyncio.run(pipeline.run(ToolCall("u2", name, arguments)))
+    ended = pipeline.log.last("tool.ended")
+    assert ended is not None and ended.payload["artifact"] == long.artifact
+    assert long.artifact is not None and Path(long.artifact).read_text() == "".join(f"{i}\n" for i in range(1, 3001))
 
 
 def test_rejected_command_asks_no_approval_and_starts_nothing(

@@ -110,6 +110,6 @@ def test_user_command_goes_through_the_shell_tool(ctx: ToolContext) -> None:
     assert (name, arguments) == (SHELL.name, {"command": "echo from-user"})
     output = run_tool(SHELL, ctx, **arguments)
     assert output.text == "exit code: 0\nfrom-user\n"
-    assert output.artifact is not None
+    assert output.artifact is None and output.data["artifact"] is None  # all of it inline, no file
     with pytest.raises(ToolRejected):
         user_shell_call("!  ")

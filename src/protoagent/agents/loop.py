@@ -12,7 +12,7 @@ from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ConfigError, LimitExceeded, ProviderError, YieldControl
 from protoagent.events.messages import MessageDeriver
-from protoagent.models.types import ModelRequest, ModelTurn, TextDelta
+from protoagent.models.types import ModelRequest, ModelTurn, TextDelta, ToolCall
 from protoagent.tools.pipeline import ToolResult
 
 MAX_RETRIES = 3
@@ -100,8 +100,13 @@ class AgentLoop:
         role: Preset | None = None,
         budget: Budget | None = None,
         backoff_s: float = BASE_BACKOFF_S,
+        history_from: int = 0,
     ) -> None:
         self.session = session
+        self.provider = session.provider_for(agent)
+        """This agent's model: its own ``model`` when its definition names one, else the session's."""
+        self.history_from = history_from
+        """Log position this agent's conversation starts at: a worker's assignment starts fresh."""
         self.agent = agent
         self.role = role or session.preset
         self.budget = budget or Budget()
@@ -140,19 +145,20 @@ class AgentLoop:
 
     async def run_steps(self, limit: int) -> TurnOutcome:
         """Run up to ``limit`` more steps of the current turn (a window)."""
-        for _ in range(limit):
-            self.steps_taken += 1
-            match await self.step(self.steps_taken):
-                case Continue():
-                    continue
-                case Finished(text=text):
-                    return TurnOutcome("completed", text, self.steps_taken)
-                case Failed(reason=reason):
-                    return TurnOutcome("failed", reason, self.steps_taken)
-                case Yielded(reason=reason):
-                    return TurnOutcome("yielded", reason, self.steps_taken)
-                case Stuck(reason=reason):
-                    return TurnOutcome("limit", reason, self.steps_taken)
+        with self.session.log.held():  # one write per wait, not per event: see SessionLog.held
+            for _ in range(limit):
+                self.steps_taken += 1
+                match await self.step(self.steps_taken):
+                    case Continue():
+                        continue
+                    case Finished(text=text):
+                        return TurnOutcome("completed", text, self.steps_taken)
+                    case Failed(reason=reason):
+                        return TurnOutcome("failed", reason, self.steps_taken)
+                    case Yielded(reason=reason):
+                        return TurnOutcome("yielded", reason, self.steps_taken)
+                    case Stuck(reason=reason):
+                        return TurnOutcome("limit", reason, self.steps_taken)
         return TurnOutcome("limit", f"used all {limit} steps of this window without a final answer", self.steps_taken)
 
     async def step(self, step: int) -> Step:
@@ -169,8 +175,12 @@ class AgentLoop:
             return self._invalid_action(step)
         if not turn.tool_calls:
             return Finished(turn.text)
-        results = []
+        results: list[ToolResult] = []
         for call in turn.tool_calls:
+            if results and results[-1].status == "denied":
+                # Calls of one turn run in order; a denial stops the rest of the batch unrun.
+                results.append(self._skip(call, results[-1], step))
+                continue
             result = await self.session.pipeline.run(
                 call,
                 agent=self.agent,
@@ -181,6 +191,18 @@ class AgentLoop:
             )
             results.append(result)
         return self._stuck(turn, results) or Continue()
+
+    def _skip(self, call: ToolCall, denied: ToolResult, step: int) -> ToolResult:
+        """Record a call left unrun because an earlier call of the same turn was denied."""
+        text = f"not run: {denied.tool} ({denied.call_id}) earlier in this turn was denied, so the rest stopped."
+        result = ToolResult(call.id, call.name, "rejected", text, {"kind": "batch_stopped"})
+        ids = {"call_id": call.id, "tool": call.name}
+        for kind, payload in (
+            ("tool.started", {**ids, "arguments": call.arguments}),
+            ("tool.ended", {**ids, "status": "rejected", "output": text, "data": result.data, "artifact": None}),
+        ):
+            self.session.log.append(kind, payload, turn=self.turn, step=step, agent=self.agent)
+        return result
 
     def _invalid_action(self, step: int) -> Stuck | Continue:
         """A reply that is not one whole action gets explicit feedback; a model that keeps doing it
@@ -217,7 +239,7 @@ class AgentLoop:
         events = session.log.events
         request = ModelRequest(
             system=self.role.system_prompt,
-            messages=tuple(self._history.derive(events)),
+            messages=tuple(self._history.derive(events[self.history_from :] if self.history_from else events)),
             tools=session.registry.schemas(session.offered_tools(self.role.tools)),
             action_mode=self.role.action_mode,
             agent_role=self.agent,
@@ -230,11 +252,11 @@ class AgentLoop:
         if isinstance(exc, ProviderError):
             payload.update(provider=exc.provider, status=exc.status, transient=exc.transient)
         else:
-            payload.update(provider=self.session.provider.name, limit=exc.limit)
+            payload.update(provider=self.provider.name, limit=exc.limit)
         self.session.log.append("model.failed", payload, turn=self.turn, step=step, agent=self.agent)
 
     async def _call_model(self, request: ModelRequest, step: int) -> ModelTurn:
-        provider = self.session.provider
+        provider = self.provider
         log = self.session.log
         for attempt in range(1, MAX_RETRIES + 2):
             log.append(
@@ -250,6 +272,7 @@ class AgentLoop:
                 step=step,
                 agent=self.agent,
             )
+            log.flush()  # every event of the steps so far is on disk before the model is asked
             try:
                 return await self._stream_once(request, step)
             except ProviderError as exc:
@@ -263,21 +286,21 @@ class AgentLoop:
                     step=step,
                     agent=self.agent,
                 )
+                log.flush()
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable: the retry loop returns or raises")
 
     async def _stream_once(self, request: ModelRequest, step: int) -> ModelTurn:
         log = self.session.log
         final: ModelTurn | None = None
-        async for item in self.session.provider.stream(request):
+        async for item in self.provider.stream(request):
             if isinstance(item, TextDelta):
                 log.append("model.delta", {"text": item.text}, turn=self.turn, step=step, agent=self.agent)
+                log.flush()
             else:
                 final = item
         if final is None:
-            raise ProviderError(
-                "the provider ended its stream without a final turn", provider=self.session.provider.name
-            )
+            raise ProviderError("the provider ended its stream without a final turn", provider=self.provider.name)
         log.append(
             "model.completed",
             {

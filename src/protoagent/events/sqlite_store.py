@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from protoagent.errors import SessionLoadError
@@ -34,8 +35,8 @@ CREATE TABLE IF NOT EXISTS events (
 
 
 class SQLiteStore:
-    """Session logs in one SQLite database. Each append is its own transaction, so a process
-    killed mid-append leaves every earlier event whole and loadable."""
+    """Session logs in one SQLite database. Each append (or ``append_many`` batch) is one
+    transaction, so a process killed mid-append leaves every earlier event whole and loadable."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -62,26 +63,25 @@ class SQLiteStore:
         self.close()
 
     def append(self, event: Event) -> None:
-        row = (
-            event.session_id,
-            event.seq,
-            event.time,
-            event.type,
-            event.turn,
-            event.step,
-            event.agent,
-            json.dumps(event.payload, separators=(",", ":")),
-        )
+        self.append_many((event,))
+
+    def append_many(self, events: Sequence[Event]) -> None:
+        """Store ``events`` (in order) in one transaction: all of them or none."""
+        rows = [
+            (e.session_id, e.seq, e.time, e.type, e.turn, e.step, e.agent, json.dumps(e.payload, separators=(",", ":")))
+            for e in events
+        ]
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                if event.seq == 1:
-                    title = str(event.payload.get("title", ""))
-                    self._db.execute(
-                        "INSERT INTO sessions(session_id, created, format_version, title) VALUES (?,?,?,?)",
-                        (event.session_id, event.time, FORMAT_VERSION, title),
-                    )
-                self._db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", row)
+                for event in events:
+                    if event.seq == 1:
+                        title = str(event.payload.get("title", ""))
+                        self._db.execute(
+                            "INSERT INTO sessions(session_id, created, format_version, title) VALUES (?,?,?,?)",
+                            (event.session_id, event.time, FORMAT_VERSION, title),
+                        )
+                self._db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", rows)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")

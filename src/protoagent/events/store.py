@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,13 +26,30 @@ class SessionSummary:
 
 
 class SessionStore(Protocol):
-    """Where session logs live. ``append`` is atomic per event; ``load`` validates."""
+    """Where session logs live. ``append`` is atomic per event; ``load`` validates.
+
+    A store may also offer ``append_many(events)``: the events in order, all or none, in one
+    transaction (see ``append_all``)."""
 
     def append(self, event: Event) -> None: ...
 
     def load(self, session_id: str) -> list[Event]: ...
 
     def list(self) -> list[SessionSummary]: ...
+
+
+def append_all(store: SessionStore, events: list[Event]) -> None:
+    """Append ``events`` in order and remove each from the list once it is stored: in one
+    transaction where the store offers ``append_many``, else one ``append`` at a time (a failure
+    leaves the events not yet stored in the list)."""
+    append_many: Callable[[Sequence[Event]], None] | None = getattr(store, "append_many", None)
+    if append_many is not None:
+        append_many(events)
+        events.clear()
+        return
+    while events:
+        store.append(events[0])
+        del events[0]
 
 
 def check_loaded(session_id: str, version: int, events: Sequence[Event]) -> None:
@@ -87,6 +104,14 @@ class MemoryStore:
         if event.seq != len(log) + 1:
             raise ValueError(f"event seq {event.seq} does not follow {len(log)} in {event.session_id!r}")
         log.append(event)
+
+    def append_many(self, events: Sequence[Event]) -> None:
+        log = self._logs.get(events[0].session_id, []) if events else []
+        for offset, event in enumerate(events, start=len(log) + 1):
+            if event.session_id != events[0].session_id or event.seq != offset:
+                raise ValueError(f"event seq {event.seq} does not follow {offset - 1} in {event.session_id!r}")
+        for event in events:
+            self.append(event)
 
     def load(self, session_id: str) -> list[Event]:
         if session_id not in self._logs:

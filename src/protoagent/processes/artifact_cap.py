@@ -1,10 +1,16 @@
-"""Size caps on command output artifacts: head and tail kept, the cut marked, a total per session.
+"""Size caps on command output artifacts: head and tail kept, the cut marked, a total per session;
+the artifact file written only when the output needs one.
 
-A command writes into a pipe; one pump thread per command copies it into the artifact file. The
-first ``cap - tail`` bytes go straight to the file (so a running command can be observed); later
-bytes are kept in a bounded tail buffer, and when the command is done the pump appends one
-marker line naming what was cut, then the tail. So ``yes`` with a long timeout writes at most the
-cap to disk and holds at most the tail in memory, whatever it prints.
+A command writes into a pipe that its supervisor copies into a ``CappedOutput``. The first
+``cap - tail`` bytes are stored as they arrive (so a running command can be observed); later
+bytes are kept in a bounded tail buffer, and when the command is done one marker line naming what
+was cut is stored, then the tail. So ``yes`` with a long timeout writes at most the cap to disk
+and holds at most the tail in memory, whatever it prints.
+
+Output that fits the command's inline limit (the bytes an observation shows whole) stays in
+memory: the observation carries all of it, so no file is created for it. The file is created
+once the output passes that limit, when it is not UTF-8 (the observation could not carry the raw
+bytes), or when a caller asks for the path.
 
 Caps come from the environment (the environment layer of configuration):
 ``PROTOAGENT_ARTIFACT_CAP_BYTES`` (default 64 MiB) per artifact and
@@ -15,9 +21,7 @@ a session has used its total, each later artifact still keeps a small head and t
 from __future__ import annotations
 
 import os
-import select
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,9 +36,7 @@ MIN_ARTIFACT_CAP = 64 * 1024
 MAX_TAIL = 4 * 1024 * 1024
 """The most bytes of tail held in memory per running command."""
 CUT_MARKER = "[... {cut} bytes cut: output passed the {cap}-byte artifact cap; head and tail kept ...]"
-_CHUNK = 1024 * 1024
-_DRAIN_S = 1.0
-"""After the command is done, how long the pump keeps copying what its leftover children write."""
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
 
 _used: dict[Path, int] = {}
 _used_lock = threading.Lock()
@@ -51,6 +53,12 @@ class ArtifactCaps:
     def from_env(cls) -> ArtifactCaps:
         return cls(_env_bytes(ARTIFACT_CAP_ENV, DEFAULT_ARTIFACT_CAP), _env_bytes(SESSION_CAP_ENV, DEFAULT_SESSION_CAP))
 
+    def for_artifact_in(self, folder: Path) -> int:
+        """The cap of a new artifact in ``folder``: the per-artifact cap, less what the session used."""
+        with _used_lock:
+            left = self.session - _used.get(folder, 0)
+        return max(min(self.artifact, left), MIN_ARTIFACT_CAP)
+
 
 def _env_bytes(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
@@ -65,98 +73,151 @@ def _env_bytes(name: str, default: int) -> int:
     return value
 
 
-class CappedPump:
-    """Copies one command's output pipe into its artifact file under a size cap."""
+class CappedOutput:
+    """One command's output under a size cap: in memory while it fits ``inline`` bytes, then in
+    the artifact file at ``path`` (created then, refusing to reuse an existing file).
 
-    def __init__(self, path: Path, read_fd: int, cap: int) -> None:
+    One writer (the command's supervisor) calls ``take`` and ``close``; any thread may read.
+    """
+
+    def __init__(self, path: Path, cap: int, inline: int = 0) -> None:
         self.path = path
         self.cap = cap
-        self._read_fd = read_fd
-        self._file_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        self.closed = threading.Event()
+        """Set once the command's output is complete (marker and tail stored)."""
+        self._inline = inline
+        self._lock = threading.Lock()
+        self._memory: bytearray | None = bytearray()
+        """The stored bytes while there is no file (None once the file exists)."""
+        self._fd: int | None = None
+        self._size = 0
+        self._taken = 0
         self._tail_cap = min(MAX_TAIL, cap // 2)
         self._head_left = cap - self._tail_cap
         self._tail = bytearray()
         self._cut = 0
-        self._stop_at: float | None = None
-        self._done = threading.Event()
-        threading.Thread(target=self._run, name=f"pump-{path.name}", daemon=True).start()
+        if inline <= 0:
+            self.materialize()
 
-    def finish(self, timeout: float = _DRAIN_S + 5) -> None:
-        """Copy what is left (briefly), write the marker and the tail, and close. Idempotent."""
-        if self._stop_at is None:
-            self._stop_at = time.monotonic() + _DRAIN_S
-        self._done.wait(timeout)
+    @property
+    def size(self) -> int:
+        """Bytes stored so far (the head while running; head, marker and tail once closed)."""
+        return self._size
 
-    def _run(self) -> None:
+    @property
+    def on_disk(self) -> bool:
+        """Whether the artifact file exists."""
+        return self._memory is None
+
+    def read(self, start: int, length: int) -> bytes:
+        """Up to ``length`` stored bytes from offset ``start``."""
+        with self._lock:
+            if self._memory is not None:
+                return bytes(self._memory[start : start + length])
+        with open(self.path, "rb") as file:
+            file.seek(start)
+            return file.read(length)
+
+    def materialize(self) -> Path:
+        """Write the stored bytes to the artifact file if they are still in memory; its path."""
+        with self._lock:
+            if self._memory is not None:
+                self._create()
+                if self.closed.is_set():
+                    self._close_file()
+        return self.path
+
+    def take(self, chunk: bytes) -> None:
+        """Store the next bytes the command wrote, under the cap."""
+        with self._lock:
+            self._taken += len(chunk)
+            if self._memory is not None and self._taken > self._inline:
+                self._create()
+            if self._head_left > 0:
+                head = chunk[: self._head_left]
+                self._store(head)
+                self._head_left -= len(head)
+                chunk = chunk[len(head) :]
+            if chunk:
+                self._tail += chunk
+                over = len(self._tail) - self._tail_cap
+                if over > 0:
+                    del self._tail[:over]
+                    self._cut += over
+
+    def close(self) -> None:
+        """Store the cut marker and the tail; close the file. Idempotent."""
+        with self._lock:
+            if self.closed.is_set():
+                return
+            try:
+                if self._cut and self._memory is not None:
+                    self._create()
+                if self._cut:
+                    marker = CUT_MARKER.format(cut=self._cut, cap=self.cap)
+                    self._store(f"\n{marker}\n".encode())
+                    self._store(_without_partial_start(bytes(self._tail)))
+                elif self._tail:
+                    self._store(bytes(self._tail))
+                if self._memory is not None and not _is_utf8(self._memory):
+                    self._create()
+            except OSError:
+                pass
+            finally:
+                self._tail = bytearray()
+                self.closed.set()
+                if self._fd is not None:
+                    self._close_file()
+
+    def _create(self) -> None:
+        """Create the file and move the stored bytes into it (caller holds the lock)."""
+        assert self._memory is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        stem, again = self.path.stem, 0
+        while True:
+            try:
+                self._fd = os.open(self.path, _CREATE_FLAGS, 0o600)
+                break
+            except FileExistsError:
+                again += 1  # never reuse another command's artifact
+                self.path = self.path.with_name(f"{stem}-{again}.log")
+        stored, self._memory = self._memory, None
+        _write_all(self._fd, stored)
+
+    def _store(self, data: bytes) -> None:
+        if self._memory is not None:
+            self._memory += data
+        elif self._fd is not None:
+            _write_all(self._fd, data)
+        self._size += len(data)
+
+    def _close_file(self) -> None:
+        """Count the file against the session's total and close it (caller holds the lock)."""
+        if self._fd is None:
+            return
         try:
-            while True:
-                ready, _, _ = select.select([self._read_fd], [], [], 0.05)
-                stopping = self._stop_at is not None
-                if not ready:
-                    if stopping:
-                        break
-                    continue
-                chunk = os.read(self._read_fd, _CHUNK)
-                if not chunk or (stopping and self._stop_at is not None and time.monotonic() > self._stop_at):
-                    self._take(chunk)
-                    break
-                self._take(chunk)
-        except OSError:
-            pass
-        finally:
-            self._close()
-
-    def _take(self, chunk: bytes) -> None:
-        if self._head_left > 0:
-            head = chunk[: self._head_left]
-            _write_all(self._file_fd, head)
-            self._head_left -= len(head)
-            chunk = chunk[len(head) :]
-        if chunk:
-            self._tail += chunk
-            over = len(self._tail) - self._tail_cap
-            if over > 0:
-                del self._tail[:over]
-                self._cut += over
-
-    def _close(self) -> None:
-        try:
-            if self._cut:
-                marker = CUT_MARKER.format(cut=self._cut, cap=self.cap)
-                _write_all(self._file_fd, f"\n{marker}\n".encode())
-                _write_all(self._file_fd, _without_partial_start(bytes(self._tail)))
-            elif self._tail:
-                _write_all(self._file_fd, bytes(self._tail))
-            size = os.fstat(self._file_fd).st_size
+            size = os.fstat(self._fd).st_size
             with _used_lock:
                 _used[self.path.parent] = _used.get(self.path.parent, 0) + size
         except OSError:
             pass
         finally:
-            self._tail = bytearray()
-            os.close(self._file_fd)
-            os.close(self._read_fd)
-            self._done.set()
+            os.close(self._fd)
+            self._fd = None
 
 
-def open_capped(path: Path, caps: ArtifactCaps | None = None) -> tuple[CappedPump, int]:
-    """Start a pump into the existing file ``path``; returns it and the pipe's write end.
-
-    The write end is close-on-exec; the caller hands it to one child as stdout/stderr and then
-    closes it.
-    """
-    caps = caps or ArtifactCaps.from_env()
-    with _used_lock:
-        left = caps.session - _used.get(path.parent, 0)
-    cap = max(min(caps.artifact, left), MIN_ARTIFACT_CAP)
-    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
-    return CappedPump(path, read_fd, cap), write_fd
-
-
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _is_utf8(data: bytearray) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _without_partial_start(data: bytes) -> bytes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 _PROC = Path("/proc")
@@ -36,19 +35,6 @@ def group_alive(pgid: int) -> bool:
         return True
     with os.scandir(_PROC) as entries:
         return any(_live_member(entry, pgid) for entry in entries if entry.name.isdigit())
-
-
-def wait_group_gone(pgid: int, timeout_s: float) -> bool:
-    """Block up to ``timeout_s`` until group ``pgid`` has no live member; true when it has none."""
-    deadline = time.monotonic() + timeout_s
-    delay = 0.001
-    while group_alive(pgid):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        time.sleep(min(delay, remaining))
-        delay = min(delay * 2, 0.02)
-    return True
 
 
 def _live_member(entry: os.DirEntry[str], pgid: int) -> bool:

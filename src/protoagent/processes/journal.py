@@ -1,26 +1,34 @@
-"""Output journal: a command's combined output is written once to an artifact file, and
-observations are bounded head/tail views read back from it.
+"""Output journal: a command's combined output is kept once, under a size cap, and observations
+are bounded head/tail views read back from it.
 
-The child writes into a pipe that a pump thread copies into the artifact under a size cap
-(:mod:`protoagent.processes.artifact_cap`: head and tail kept, the cut marked), so the harness
-holds at most a bounded tail in memory and readers, who read the file, never wait on the pipe.
-A journal remembers how far it has been observed, so each observation shows only output
-produced since the previous one.
+The child writes into a pipe that its supervisor copies into a ``CappedOutput``
+(:mod:`protoagent.processes.artifact_cap`: head and tail kept, the cut marked; an artifact file
+once the output passes the inline limit), so the harness holds at most a bounded tail in memory
+and readers never wait on the pipe. A journal remembers how far it has been observed, so each
+observation shows only output produced since the previous one.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from protoagent.processes.artifact_cap import CappedPump, open_capped
+from protoagent.processes.artifact_cap import ArtifactCaps, CappedOutput
+from protoagent.processes.pump import OutputPump
+from protoagent.processes.supervisors import SUPERVISORS
 
 TRUNCATION_MARKER = "[... {omitted} bytes omitted; full output: {path} ...]"
-_pumps: dict[Path, CappedPump] = {}
-"""Pumps started by ``create_artifact``, until the journal of the same artifact takes them."""
-_pumps_lock = threading.Lock()
+SETTLE_TIMEOUT_S = 6.0
+"""How long an observation of a finished command waits for its output to be complete."""
+_outputs: dict[Path, CappedOutput] = {}
+"""Outputs started by ``create_artifact``, until the journal of the same artifact takes them."""
+_outputs_lock = threading.Lock()
+
+Reader = Callable[[int, int], bytes]
+"""``read(start, length)``: stored bytes of a journal."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,34 +43,64 @@ class Observation:
 
 
 def create_artifact(folder: Path, stem: str) -> tuple[Path, int]:
-    """Create ``folder/stem.log`` (refusing to reuse one) and return it with a write descriptor.
+    """Create ``folder/stem.log`` at once (refusing to reuse one) and return it with the write end
+    of a pipe copied into it under the caps until every writer has closed it.
 
     The descriptor is close-on-exec in the harness; the caller hands it to exactly one child as
     stdout/stderr and then closes it.
     """
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{stem}.log"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
-    os.close(os.open(path, flags, 0o600))
-    pump, write_fd = open_capped(path)
-    with _pumps_lock:
-        _pumps[path] = pump
-    return path, write_fd
+    output = CappedOutput(folder / f"{stem}.log", ArtifactCaps.from_env().for_artifact_in(folder))
+    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+    pump = OutputPump(read_fd, output)
+
+    def copy_to_end() -> None:
+        try:
+            pump.drain(None)
+        finally:
+            pump.close()
+
+    with _outputs_lock:
+        _outputs[output.path] = output
+    SUPERVISORS.run(copy_to_end)
+    return output.path, write_fd
 
 
 class OutputJournal:
-    """The artifact of one process and the offset up to which it has been observed."""
+    """The output of one process and the offset up to which it has been observed."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, output: CappedOutput | None = None) -> None:
+        self._path = path
         self._offset = 0
         self._lock = threading.Lock()
-        with _pumps_lock:
-            self._pump = _pumps.pop(path, None)
+        if output is None:
+            with _outputs_lock:
+                output = _outputs.pop(path, None)
+        self._output = output
+
+    @property
+    def path(self) -> Path:
+        """The artifact file; output still held in memory is written to it first."""
+        return self.materialize()
+
+    def materialize(self) -> Path:
+        """Write output still held in memory to the artifact file; its path."""
+        if self._output is None:
+            return self._path
+        return self._output.materialize()
+
+    @property
+    def artifact(self) -> Path | None:
+        """The artifact file if the output needed one; None while it is all in memory (it then
+        fits the inline limit, so observations show all of it)."""
+        if self._output is None:
+            return self._path
+        return self._output.path if self._output.on_disk else None
 
     @property
     def size(self) -> int:
-        return os.stat(self.path).st_size
+        if self._output is None:
+            return os.stat(self._path).st_size
+        return self._output.size
 
     @property
     def observed(self) -> int:
@@ -75,14 +113,19 @@ class OutputJournal:
         While the writer may still be running (``settled`` false), an incomplete UTF-8
         sequence at the end is left for the next observation instead of being split.
         """
-        if settled and self._pump is not None:
-            # The command is done: let the pump copy what is left and append the cut tail.
-            self._pump.finish()
+        if settled and self._output is not None:
+            # The command is done: wait until its supervisor has stored the rest and the cut tail.
+            self._output.closed.wait(SETTLE_TIMEOUT_S)
         with self._lock:
+            output = self._output
+            read = output.read if output is not None else _file_reader(self._path)
             end = self.size
             if not settled:
-                end = _complete_utf8_end(self.path, self._offset, end)
-            view = bounded_view(self.path, self._offset, end, limit)
+                end = _complete_utf8_end(read, self._offset, end)
+            if output is not None and end - self._offset > limit:
+                output.materialize()  # the truncation marker names the file, so it must exist
+            locator = output.path if output is not None else self._path
+            view = _bounded(read, self._offset, end, limit, locator)
             self._offset = end
             return view
 
@@ -90,16 +133,25 @@ class OutputJournal:
 def bounded_view(path: Path, start: int, end: int, limit: int) -> Observation:
     """The bytes ``[start, end)`` of ``path``: whole when they fit ``limit``, else head and tail
     around exactly one truncation marker line naming the artifact."""
-    size = end - start
-    with open(path, "rb") as file:
-        if size <= limit:
+    return _bounded(_file_reader(path), start, end, limit, path)
+
+
+def _file_reader(path: Path) -> Reader:
+    def read(start: int, length: int) -> bytes:
+        with open(path, "rb") as file:
             file.seek(start)
-            return Observation(_decode(file.read(size)), start, end, 0)
-        head_len = limit // 2
-        file.seek(start)
-        head = _drop_partial_end(file.read(head_len))
-        file.seek(end - (limit - head_len))
-        tail = _drop_partial_start(file.read(limit - head_len))
+            return file.read(length)
+
+    return read
+
+
+def _bounded(read: Reader, start: int, end: int, limit: int, path: Path) -> Observation:
+    size = end - start
+    if size <= limit:
+        return Observation(_decode(read(start, size)), start, end, 0)
+    head_len = limit // 2
+    head = _drop_partial_end(read(start, head_len))
+    tail = _drop_partial_start(read(end - (limit - head_len), limit - head_len))
     omitted = size - len(head) - len(tail)
     head_text = _decode(head)
     if head_text and not head_text.endswith("\n"):
@@ -151,11 +203,9 @@ def _drop_partial_start(data: bytes) -> bytes:
     return data[skip:]
 
 
-def _complete_utf8_end(path: Path, start: int, end: int) -> int:
+def _complete_utf8_end(read: Reader, start: int, end: int) -> int:
     """``end`` moved back before an incomplete trailing UTF-8 sequence, never before ``start``."""
     probe = min(3, end - start)
     if probe <= 0:
         return end
-    with open(path, "rb") as file:
-        file.seek(end - probe)
-        return end - _partial_tail_length(file.read(probe))
+    return end - _partial_tail_length(read(end - probe, probe))

@@ -25,11 +25,12 @@ def observe(process: ManagedProcess) -> ToolOutput:
     text = status_line(process, state)
     if observation.text:
         text = f"{text}\n{observation.text}"
+    artifact = process.journal.artifact
     return ToolOutput(
         text=text,
         status="error" if failed else "ok",
         data=receipt(process, state, observation),
-        artifact=str(process.journal.path),
+        artifact=None if artifact is None else str(artifact),
     )
 
 
@@ -49,7 +50,9 @@ def status_line(process: ManagedProcess, state: ProcessState) -> str:
 
 
 def receipt(process: ManagedProcess, state: ProcessState, observation: Observation) -> dict[str, Any]:
-    """Structured facts of ``process`` for the tool receipt."""
+    """Structured facts of ``process`` for the tool receipt. ``artifact`` is None when the whole
+    output fits the inline limit (the observation holds all of it) and no file was written."""
+    artifact = process.journal.artifact
     return {
         "process_id": process.id,
         "running": state.running,
@@ -59,7 +62,7 @@ def receipt(process: ManagedProcess, state: ProcessState, observation: Observati
         "argv": list(process.command.argv),
         "cwd": str(process.command.cwd),
         "duration_s": state.duration_s,
-        "artifact": str(process.journal.path),
+        "artifact": None if artifact is None else str(artifact),
         "observed_bytes": [observation.start, observation.end],
         "omitted_bytes": observation.omitted,
     }

@@ -1,9 +1,10 @@
 """Running prepared commands: one process group per command, a journal per process, a registry
 that tracks every live process of a session and stops them all on shutdown.
 
-Each process has a supervisor thread (an idle one is reused) that reaps it, enforces its
-timeout (SIGTERM to the group, SIGKILL after a grace period) and, once the leader has exited,
-stops whatever is left of its group: a command is finished when its leader exits, and
+Each process has a supervisor thread (an idle one is reused) that copies its output into the
+journal, sees its exit at once (a process descriptor, not a timed poll), enforces its timeout
+(SIGTERM to the group, SIGKILL after a grace period) and, once the leader has exited, stops
+whatever is left of its group: a command is finished when its leader exits, and
 nothing it started outlives it (a descendant that leaves the group with ``setsid`` escapes
 this; inside the sandbox's PID namespace it dies with the command, and without one the CLI's
 subreaper stops it). The thread makes timeouts hold even when no event loop is waiting, as
@@ -26,13 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.errors import RunError
+from protoagent.processes.artifact_cap import ArtifactCaps, CappedOutput
 from protoagent.processes.command import PreparedCommand
-from protoagent.processes.groups import group_alive, signal_group, wait_group_gone
-from protoagent.processes.journal import OutputJournal, create_artifact
+from protoagent.processes.groups import group_alive, signal_group
+from protoagent.processes.journal import OutputJournal
+from protoagent.processes.pump import FALLBACK_POLL_S, OutputPump, exit_descriptor
 from protoagent.processes.supervisors import SUPERVISORS
 
 DEFAULT_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL when a process group is stopped."""
+DRAIN_S = 1.0
+"""After the group is gone, how long output is still copied from a writer that left the group."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +73,23 @@ class ManagedProcess:
         self._started = time.monotonic()
         self._ended: float | None = None
         self._popen: subprocess.Popen[bytes] | None = None
+        self._pump: OutputPump | None = None
 
-    def start(self, artifact_fd: int) -> None:
-        """Spawn the command in a new session writing to ``artifact_fd``; supervise it."""
+    def start(self, output_fd: int, pump: OutputPump) -> None:
+        """Spawn the command in a new session writing to ``output_fd`` (the write end of the pipe
+        ``pump`` reads); supervise it. The caller closes ``output_fd`` afterwards."""
         self._popen = subprocess.Popen(
             self.command.spawn_argv(),
             cwd=self.command.cwd,
             env=self.command.environment,
             stdin=subprocess.DEVNULL,
-            stdout=artifact_fd,
+            stdout=output_fd,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
         )
         self._started = time.monotonic()
+        self._pump = pump
         SUPERVISORS.run(self._supervise)
 
     @property
@@ -142,25 +150,51 @@ class ManagedProcess:
             await self.wait(None)
 
     def kill(self) -> None:
-        """Stop the whole group at once (cancellation): SIGKILL, then wait for the supervisor."""
+        """Stop the whole group at once (cancellation): SIGKILL, then wait for the supervisor.
+        Output nobody observed is kept in the artifact file."""
         if self.running:
             self.terminated = True
             signal_group(self.pid, signal.SIGKILL)
             self.wait_sync(self._grace_s * 2)
+        self.keep_unobserved_output()
+
+    def keep_unobserved_output(self) -> None:
+        """Write the artifact file of a finished process whose output was not all observed."""
+        if not self.running and self.journal.size > self.journal.observed:
+            self.journal.materialize()
 
     def _supervise(self) -> None:
-        assert self._popen is not None
+        assert self._popen is not None and self._pump is not None
+        exit_fd = exit_descriptor(self.pid)
         try:
             try:
-                self._popen.wait(timeout=self.command.timeout_s)
-            except subprocess.TimeoutExpired:
-                self.timed_out = True
-                self._stop_leader()
-            self._clear_group()
+                if not self._await_leader(exit_fd, self.command.timeout_s):
+                    self.timed_out = True
+                    self._stop_leader(exit_fd)
+                self._clear_group()
+            finally:
+                self._ended = time.monotonic()
+                self._pump.drain(DRAIN_S)
         finally:
             # Waiters must never hang, even if stopping the group failed unexpectedly.
-            self._ended = time.monotonic()
+            if exit_fd is not None:
+                os.close(exit_fd)
+            self._pump.close()
             self._finish()
+
+    def _await_leader(self, exit_fd: int | None, timeout_s: float | None) -> bool:
+        """Copy output until the leader has exited (true, reaped) or ``timeout_s`` passed."""
+        assert self._popen is not None and self._pump is not None
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while self._popen.poll() is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            if exit_fd is not None:
+                self._pump.copy_until(exit_fd, left)
+            else:
+                self._pump.copy_until(None, FALLBACK_POLL_S if left is None else min(left, FALLBACK_POLL_S))
+        return True
 
     def _finish(self) -> None:
         """Mark the process finished and wake every async waiter on its own loop."""
@@ -173,22 +207,32 @@ class ManagedProcess:
             except RuntimeError:
                 continue  # that waiter's loop is closed; nobody is left waiting there
 
-    def _stop_leader(self) -> None:
-        assert self._popen is not None
+    def _stop_leader(self, exit_fd: int | None) -> None:
         signal_group(self.pid, signal.SIGTERM)
-        try:
-            self._popen.wait(timeout=self._grace_s)
-        except subprocess.TimeoutExpired:
+        if not self._await_leader(exit_fd, self._grace_s):
             signal_group(self.pid, signal.SIGKILL)
-            self._popen.wait()
+            self._await_leader(exit_fd, None)
 
     def _clear_group(self) -> None:
         if not group_alive(self.pid):
             return
         signal_group(self.pid, signal.SIGTERM)
-        if not wait_group_gone(self.pid, self._grace_s):
+        if not self._await_group_gone(self._grace_s):
             signal_group(self.pid, signal.SIGKILL)
-            wait_group_gone(self.pid, self._grace_s)
+            self._await_group_gone(self._grace_s)
+
+    def _await_group_gone(self, timeout_s: float) -> bool:
+        """Copy output until the group has no live member (true) or ``timeout_s`` passed."""
+        assert self._pump is not None
+        deadline = time.monotonic() + timeout_s
+        delay = 0.001
+        while group_alive(self.pid):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._pump.copy_until(None, min(delay, left))
+            delay = min(delay * 2, 0.02)
+        return True
 
 
 class ProcessRegistry:
@@ -220,23 +264,29 @@ class ProcessRegistry:
             return self._scratch
 
     def start(self, command: PreparedCommand, *, artifacts_dir: Path, label: str, listed: bool) -> ManagedProcess:
-        """Spawn ``command`` journalling to a new artifact under ``artifacts_dir/processes``.
+        """Spawn ``command`` journalling its output; the artifact, ``artifacts_dir/processes/<id>.log``,
+        is written once the output passes the command's output limit.
 
-        Raises ``OSError`` when the operating system cannot start it (the artifact is removed).
+        Raises ``OSError`` when the operating system cannot start it.
         """
         if self._closed:
             raise RunError("the process registry was shut down; no command can start")
         for folder in (session_home(artifacts_dir), session_tmp(artifacts_dir)):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        process_id, path, fd = self._claim_id(artifacts_dir / "processes")
-        process = ManagedProcess(process_id, command, label, OutputJournal(path), self.grace_s)
+        folder = artifacts_dir / "processes"
+        process_id = self._claim_id(folder)
+        cap = ArtifactCaps.from_env().for_artifact_in(folder)
+        output = CappedOutput(folder / f"{process_id}.log", cap, inline=command.output_limit)
+        process = ManagedProcess(process_id, command, label, OutputJournal(output.path, output), self.grace_s)
+        read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+        pump = OutputPump(read_fd, output)
         try:
-            process.start(fd)
+            process.start(write_fd, pump)
         except OSError:
-            path.unlink(missing_ok=True)
+            pump.close()
             raise
         finally:
-            os.close(fd)
+            os.close(write_fd)
         with self._lock:
             closed = self._closed
             if not closed:
@@ -281,18 +331,20 @@ class ProcessRegistry:
                 signal_group(process.pid, signal.SIGKILL)
         for process in live:
             process.wait_sync(self.grace_s * 2)
+        with self._lock:
+            tracked = list(self._processes.values())
+        for process in tracked:
+            process.keep_unobserved_output()
 
-    def _claim_id(self, folder: Path) -> tuple[str, Path, int]:
+    def _claim_id(self, folder: Path) -> str:
+        """A process id no live process and no artifact in ``folder`` has."""
         while True:
             process_id = f"p_{secrets.token_hex(4)}"
             with self._lock:
                 if process_id in self._processes:
                     continue
-            try:
-                path, fd = create_artifact(folder, process_id)
-            except FileExistsError:
-                continue
-            return process_id, path, fd
+            if not os.path.lexists(folder / f"{process_id}.log"):
+                return process_id
 
 
 def _wake(woken: asyncio.Future[None]) -> None:

@@ -43,10 +43,10 @@ class ExecuteCommandInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     argv: list[str] = Field(description="Program and arguments.")
-    cwd: str = Field(".", description="Project-relative working directory.")
-    env: dict[str, str] = Field(default_factory=dict, description="The child's only extra variables.")
-    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds before the command is stopped.")
-    output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="Bytes of output shown (head and tail).")
+    cwd: str = Field(".", description="Project-relative.")
+    env: dict[str, str] = Field(default_factory=dict, description="The child's only variables.")
+    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds.")
+    output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="Bytes shown (head and tail).")
 
 
 class ShellInput(BaseModel):
@@ -80,7 +80,7 @@ class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     name: ClassVar[str] = "execute_command"
     description: ClassVar[str] = (
         "Run one program (argv, no shell) until it exits or times out. "
-        "The environment is not inherited: set every variable you need in env, PATH included."
+        "Env is not inherited: pass every variable it needs, PATH included."
     )
     input_model: ClassVar[type[BaseModel]] = ExecuteCommandInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
+from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
 
@@ -111,14 +112,22 @@ class Tool(ABC, Generic[InputT]):
         return memo[1]
 
 
+_INPUT_SCHEMAS: WeakKeyDictionary[type[BaseModel], dict[str, Any]] = WeakKeyDictionary()
+"""``input_schema`` per input model class, built once per process (every session's tools share it)."""
+
+
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of a tool's input as the model sees it: pydantic's schema without the
     ``title`` annotations it derives from class and field names (they repeat the names and cost
     tokens on every request), and an optional property (``X`` or null, default null) shown as
-    ``X`` that may be omitted. Every constraint stays."""
+    ``X`` that may be omitted. Every constraint stays. Built once per class; treat it as read-only."""
+    cached = _INPUT_SCHEMAS.get(model)
+    if cached is not None:
+        return cached
     schema: dict[str, Any] = _without_titles(model.model_json_schema())
     for prop in schema.get("properties", {}).values():
         _omit_optional_null(prop)
+    _INPUT_SCHEMAS[model] = schema
     return schema
 
 

@@ -160,6 +160,8 @@ class ToolPipeline:
             "approval.requested",
             {**ids, "effect": request.effect, "preview": request.preview, "paths": list(request.paths)},
         )
+        if self.approvals.answerer is not None:
+            self.log.flush()  # a person may be asked: the pending request is on disk while they decide
         decision = await self.approvals.decide(request)
         decided = {**ids, "decision": "allow" if decision.allow else "deny", "source": decision.source}
         rule = {"rule": decision.rule.to_json()} if decision.rule is not None else {}
@@ -174,7 +176,8 @@ class ToolPipeline:
         if grant is not None:
             grant.consume(request)
         try:
-            output = await tool.execute(prepared, ctx)
+            with self.log.unheld():  # every event before the effect is on disk before it starts
+                output = await tool.execute(prepared, ctx)
             for post in self.post_execute:
                 output = post(tool, prepared, output, ctx)
         except ToolRejected as rejection:
