@@ -136,15 +136,17 @@ class Chat:
 
     def _skill_problem(self, words: list[str]) -> str:
         """Why ``/skill:NAME …`` cannot be passed on, or ``""``: the run activates the skill."""
+        from protoagent.skills.activation import manual_off_message
         from protoagent.skills.discovery import load_skills
 
         if not words:
             return "name the skill, e.g. /skill:review check the diff"
-        names = sorted({b.name for b in load_skills([self.repo], self.home).management()})
-        if words[0].lower().replace("_", "-") not in names:
-            known = ", ".join(names) if names else "none were found"
+        bundles = {b.name: b for b in load_skills([self.repo], self.home).management()}
+        name = words[0].lower().replace("_", "-")
+        if name not in bundles:
+            known = ", ".join(sorted(bundles)) if bundles else "none were found"
             return f"unknown skill {words[0]!r}; available skills: {known}"
-        return ""
+        return "" if bundles[name].preferences.manual else manual_off_message(name)
 
     def _agents(self, words: list[str]) -> None:
         """List the agents this repository sees (built-in, user, project), or turn one on or off."""

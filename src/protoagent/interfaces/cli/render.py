@@ -14,7 +14,7 @@ from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 if TYPE_CHECKING:
     from rich.console import Console
 
-_STATUS_STYLE = {"ok": "green", "error": "red", "denied": "yellow", "rejected": "magenta"}
+_STATUS_STYLE = {"ok": "green", "error": "red", "failed": "red", "denied": "yellow", "rejected": "magenta"}
 
 
 class TerminalRenderer:
@@ -43,12 +43,13 @@ class TerminalRenderer:
                 args = ", ".join(f"{k}={_short(v)}" for k, v in payload["arguments"].items())
                 self.console.print(f"[cyan]▶ {payload['tool']}[/cyan]({args})", highlight=False)
             case "tool.ended":
-                style = _STATUS_STYLE.get(payload["status"], "white")
+                status = payload["status"]
+                if status == "ok" and (payload.get("data") or {}).get("outcome") == "failed":
+                    status = "failed"  # a check that ran and failed: the tool worked, the check did not pass
+                style = _STATUS_STYLE.get(status, "white")
                 first = payload["output"].splitlines()[0] if payload["output"] else ""
                 first = first.removeprefix("error:").removeprefix(payload["status"]).strip()
-                self.console.print(
-                    f"  [{style}]{payload['status']}[/{style}] {escape(_short(first, 100))}", highlight=False
-                )
+                self.console.print(f"  [{style}]{status}[/{style}] {escape(_short(first, 100))}", highlight=False)
             case "model.retrying":
                 self.console.print(f"[yellow]retrying in {payload['delay_s']:.1f}s: {payload['error']}[/yellow]")
             case "model.failed":
@@ -67,7 +68,12 @@ class TerminalRenderer:
             case "approval.decided" if payload["source"] != "answerer":
                 self.console.print(f"  [dim]{payload['decision']} by {payload['source']}: {payload['reason']}[/dim]")
             case _:
-                pass
+                self._notice(event)
+
+    def _notice(self, event: Event) -> None:
+        """Events shown only in some cases: a skill the request named but that was refused."""
+        if event.type == "skill.resolved" and event.payload.get("refused"):
+            self.console.print(f"[yellow]skill not activated: {escape(event.payload['reason'])}[/yellow]")
 
     def _end_stream(self) -> None:
         if self._streaming:
