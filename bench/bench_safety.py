@@ -53,11 +53,29 @@ def _walk(root: Path) -> int:
 
 
 def _git(root: Path) -> int:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": os.devnull}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(root),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
     out = subprocess.run(
-        ["git", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}", "ls-files", "-z", "--cached",
-         "--others", "--exclude-standard"], cwd=root, env=env, capture_output=True, check=True,
+        [
+            "git",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            f"core.hooksPath={os.devnull}",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=True,
     ).stdout
     return len([name for name in out.split(b"\0") if name])
 
@@ -81,8 +99,10 @@ def main() -> None:
         _tree(root)
         walked, listed = _walk(root), _git(root)
         print(f"files visible: walk {walked}, git {listed}")
-        print(f"list 5,000 files: walk {_best(lambda: _walk(root)) * 1000:.1f} ms, "
-              f"git ls-files {_best(lambda: _git(root)) * 1000:.1f} ms")
+        print(
+            f"list 5,000 files: walk {_best(lambda: _walk(root)) * 1000:.1f} ms, "
+            f"git ls-files {_best(lambda: _git(root)) * 1000:.1f} ms"
+        )
         seconds, size = _pump(scratch / "artifacts")
         print(f"256 MiB through the artifact pump: {seconds:.2f} s ({256 / seconds:.0f} MiB/s), artifact {size} bytes")
     finally:

@@ -58,8 +58,15 @@ def step_overhead(tmp: Path) -> tuple[float, float]:
     model = TimedModel(ScriptedModel.from_lines(turns))
     with SQLiteStore(tmp / "bench.sqlite") as store:
         preset = Preset("bench", "bench", ("read_file",), max_steps=200)
-        spec = SessionSpec(repo=repo, model="scripted:bench", store=store, preset=preset, approval="auto",
-                           provider=model, artifacts_root=tmp / "artifacts")
+        spec = SessionSpec(
+            repo=repo,
+            model="scripted:bench",
+            store=store,
+            preset=preset,
+            approval="auto",
+            provider=model,
+            artifacts_root=tmp / "artifacts",
+        )
         session = AgentSession.create(spec)
         loop = AgentLoop(session, budget=Budget(200))
         log = session.log
@@ -90,10 +97,18 @@ def write_session(store: SQLiteStore, sid: str, turns: int, tool_calls_per_turn:
             log.append("model.delta", {"text": "looking"}, turn=turn, step=step)
             call = {"id": f"c{turn}_{step}", "name": "read_file", "arguments": {"path": "a.py"}}
             log.append("model.completed", {"text": "looking", "tool_calls": [call]}, turn=turn, step=step)
-            log.append("tool.started", {"call_id": call["id"], "tool": "read_file", "arguments": call["arguments"]},
-                       turn=turn, step=step)
-            log.append("tool.ended", {"call_id": call["id"], "tool": "read_file", "status": "ok",
-                                      "output": "1| x = 1\n" * 40}, turn=turn, step=step)
+            log.append(
+                "tool.started",
+                {"call_id": call["id"], "tool": "read_file", "arguments": call["arguments"]},
+                turn=turn,
+                step=step,
+            )
+            log.append(
+                "tool.ended",
+                {"call_id": call["id"], "tool": "read_file", "status": "ok", "output": "1| x = 1\n" * 40},
+                turn=turn,
+                step=step,
+            )
         log.append("model.completed", {"text": "done"}, turn=turn)
         log.append("turn.ended", {"status": "completed"}, turn=turn)
     return len(log)
@@ -127,18 +142,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         median, p90 = step_overhead(tmp)
-        print(f"harness overhead per step (200-step scripted session, SQLite): median {median:.2f} ms, "
-              f"p90 {p90:.2f} ms (target < 2 ms)")
+        print(
+            f"harness overhead per step (200-step scripted session, SQLite): median {median:.2f} ms, "
+            f"p90 {p90:.2f} ms (target < 2 ms)"
+        )
         db = tmp / "load.sqlite"
         with SQLiteStore(db) as store:
             small = write_session(store, "s_50turns", 50, 2)
             large = write_session(store, "s_10k", 555, 3)
-        print(f"load + derive, 50-turn session ({small} events): {load_and_derive(db, 's_50turns'):.1f} ms "
-              "(target < 50 ms)")
+        print(
+            f"load + derive, 50-turn session ({small} events): {load_and_derive(db, 's_50turns'):.1f} ms "
+            "(target < 50 ms)"
+        )
         print(f"load + derive, {large}-event session: {load_and_derive(db, 's_10k'):.1f} ms")
     help_ms, bare_ms = cli_startup()
-    print(f"protoagent --help: {help_ms:.0f} ms wall (bare python start-up {bare_ms:.0f} ms; "
-          f"ratio {help_ms / bare_ms:.2f}; target < 150 ms)")
+    print(
+        f"protoagent --help: {help_ms:.0f} ms wall (bare python start-up {bare_ms:.0f} ms; "
+        f"ratio {help_ms / bare_ms:.2f}; target < 150 ms)"
+    )
 
 
 if __name__ == "__main__":

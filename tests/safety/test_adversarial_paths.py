@@ -41,12 +41,29 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
 
 def _adversarial(outside: Path) -> list[str]:
     cores = [
-        "../outside/sentinel.txt", "../../outside/sentinel.txt", f"{outside}/sentinel.txt", f"{outside}/new.txt",
-        "link_out/sentinel.txt", "link_out/new.txt", "file_out", "link_out", "link_in/../../outside/sentinel.txt",
-        "link_in/../../../outside/new.txt", "a/up/../outside/sentinel.txt", "a/../../outside/sentinel.txt",
-        "\u2024\u2024/outside/sentinel.txt", ".\u200b./outside/sentinel.txt", "\u202e../outside/sentinel.txt",
-        ".\u0307./outside/sentinel.txt", "..\uff0foutside\uff0fsentinel.txt", "..\\outside\\sentinel.txt",
-        "./../outside/new.txt", "/etc/passwd", "/proc/self/environ", "a/b/../../../outside/new.txt", "..",
+        "../outside/sentinel.txt",
+        "../../outside/sentinel.txt",
+        f"{outside}/sentinel.txt",
+        f"{outside}/new.txt",
+        "link_out/sentinel.txt",
+        "link_out/new.txt",
+        "file_out",
+        "link_out",
+        "link_in/../../outside/sentinel.txt",
+        "link_in/../../../outside/new.txt",
+        "a/up/../outside/sentinel.txt",
+        "a/../../outside/sentinel.txt",
+        "\u2024\u2024/outside/sentinel.txt",
+        ".\u200b./outside/sentinel.txt",
+        "\u202e../outside/sentinel.txt",
+        ".\u0307./outside/sentinel.txt",
+        "..\uff0foutside\uff0fsentinel.txt",
+        "..\\outside\\sentinel.txt",
+        "./../outside/new.txt",
+        "/etc/passwd",
+        "/proc/self/environ",
+        "a/b/../../../outside/new.txt",
+        "..",
     ]
     prefixes = ["", "./", "a/../", "link_in/", "a/b/../../"]
     return [prefix + core if not core.startswith("/") else core for prefix, core in itertools.product(prefixes, cores)]
@@ -96,8 +113,16 @@ def test_adversarial_paths_through_every_file_tool_never_escape(tmp_path: Path) 
 @pytest.mark.parametrize(
     "name",
     [".\u200b.", "\u200b..", ".\u0307.", "..\u0301", "\u202e..", "a\u202eb", ".\u2060.", "\ufeff.."],
-    ids=["zero_width_space", "leading_zwsp", "combining_dot", "combining_acute", "bidi_override", "bidi_in_name",
-         "word_joiner", "bom"],
+    ids=[
+        "zero_width_space",
+        "leading_zwsp",
+        "combining_dot",
+        "combining_acute",
+        "bidi_override",
+        "bidi_in_name",
+        "word_joiner",
+        "bom",
+    ],
 )
 def test_names_that_display_as_dots_or_reorder_are_refused_at_creation(tmp_path: Path, name: str) -> None:
     root, _ = _setup(tmp_path)

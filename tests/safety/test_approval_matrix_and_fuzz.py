@@ -97,8 +97,10 @@ def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(TOOL_NAMES) | st.text(max_size=20), arguments=st.dictionaries(st.text(max_size=12),
-       JSON_VALUES, max_size=5))
+@given(
+    name=st.sampled_from(TOOL_NAMES) | st.text(max_size=20),
+    arguments=st.dictionaries(st.text(max_size=12), JSON_VALUES, max_size=5),
+)
 def test_fuzzed_tool_arguments_are_results_never_exceptions(fuzz_root: Path, name: str, arguments: Any) -> None:
     pipeline = _pipeline(fuzz_root, "deny", False)
     result = asyncio.run(pipeline.run(ToolCall("c1", name, arguments)))

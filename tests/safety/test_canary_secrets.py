@@ -28,9 +28,28 @@ def test_canary_secrets_in_the_environment_reach_no_output_artifact_or_store(tmp
     home = tmp_path / "home"
     env = {**os.environ, "PROTOAGENT_HOME": str(home), **{name: f"{CANARY}-{name}" for name in SECRET_VARS}}
     done = subprocess.run(
-        [sys.executable, "-m", "protoagent", "run", "--model", f"scripted:{script}", "--repo", str(repo),
-         "--approval", "auto", "--surface", "editing", "--json", "what does the environment hold?"],
-        env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, check=False,
+        [
+            sys.executable,
+            "-m",
+            "protoagent",
+            "run",
+            "--model",
+            f"scripted:{script}",
+            "--repo",
+            str(repo),
+            "--approval",
+            "auto",
+            "--surface",
+            "editing",
+            "--json",
+            "what does the environment hold?",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert done.returncode in (0, 3), done.stderr
     report = json.loads(done.stdout)
@@ -39,7 +58,11 @@ def test_canary_secrets_in_the_environment_reach_no_output_artifact_or_store(tmp
     in_output = (done.stdout + done.stderr).count(CANARY)
     ran = subprocess.run(
         [sys.executable, "-m", "protoagent", "sessions", "show", report["session_id"], "--json"],
-        env=env, capture_output=True, text=True, timeout=60, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     ended = [e for e in json.loads(ran.stdout)["events"] if e["type"] == "tool.ended"]
     print(f"T9 canaries: {len(found)} files of {len(files)} and {in_output} output lines hold a secret")

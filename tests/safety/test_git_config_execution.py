@@ -25,8 +25,16 @@ def _search_run(tmp_path: Path, repo: Path) -> dict[str, object]:
         ],
     )
     done = cli(
-        tmp_path / "home", "run", "--model", f"scripted:{script}", "--repo", str(repo), "--approval", "deny",
-        "--json", "where is the needle defined?",
+        tmp_path / "home",
+        "run",
+        "--model",
+        f"scripted:{script}",
+        "--repo",
+        str(repo),
+        "--approval",
+        "deny",
+        "--json",
+        "where is the needle defined?",
     )
     assert done.returncode == 0, done.stderr
     session_id = json.loads(done.stdout)["session_id"]

@@ -30,9 +30,22 @@ def test_kill_nine_at_random_moments_leaves_every_session_loadable(tmp_path: Pat
     chance = random.Random(1234)
     for _ in range(KILLS):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "protoagent", "run", "--model", f"scripted:{script}", "--repo", str(repo),
-             "--json", "what values do the modules define?"],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "protoagent",
+                "run",
+                "--model",
+                f"scripted:{script}",
+                "--repo",
+                str(repo),
+                "--json",
+                "what values do the modules define?",
+            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         time.sleep(chance.uniform(0.5, 4.0))
         proc.send_signal(signal.SIGKILL)
@@ -46,8 +59,12 @@ def test_kill_nine_at_random_moments_leaves_every_session_loadable(tmp_path: Pat
             except Exception as exc:
                 unloadable.append(f"{summary.session_id}: {exc}")
     listed = subprocess.run(
-        [sys.executable, "-m", "protoagent", "sessions", "list", "--json"], env=env, capture_output=True, text=True,
-        timeout=60, check=True,
+        [sys.executable, "-m", "protoagent", "sessions", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     print(f"T5 kill -9: {len(unloadable)} unloadable sessions of {len(sessions)} after {KILLS} kills")
     assert unloadable == []

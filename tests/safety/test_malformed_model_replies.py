@@ -51,8 +51,18 @@ def test_oversized_and_deep_arguments_in_a_run_are_rejected_and_the_store_stays_
     script = tmp_path / "turns.jsonl"
     script.write_text("\n".join(lines) + "\n")
     home = tmp_path / "home"
-    done = cli(home, "run", "--model", f"scripted:{script}", "--repo", str(repo), "--approval", "auto", "--json",
-               "what is in a.py?")
+    done = cli(
+        home,
+        "run",
+        "--model",
+        f"scripted:{script}",
+        "--repo",
+        str(repo),
+        "--approval",
+        "auto",
+        "--json",
+        "what is in a.py?",
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     session_id = json.loads(done.stdout)["session_id"]

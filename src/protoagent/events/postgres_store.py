@@ -59,9 +59,7 @@ class PostgresStore:
         try:
             import psycopg
         except ImportError:
-            raise ConfigError(
-                "a postgresql:// store needs psycopg 3: pip install 'protoagent[postgres]'"
-            ) from None
+            raise ConfigError("a postgresql:// store needs psycopg 3: pip install 'protoagent[postgres]'") from None
         self.url = url
         self._lock = threading.Lock()
         try:

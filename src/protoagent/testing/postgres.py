@@ -86,7 +86,10 @@ def temporary_postgres() -> Iterator[str]:
             )
             yield f"postgresql://{_USER}@127.0.0.1:{port}/protoagent"
         finally:
-            subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                           capture_output=True, check=False)
+            subprocess.run(
+                [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                capture_output=True,
+                check=False,
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)

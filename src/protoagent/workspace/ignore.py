@@ -168,4 +168,3 @@ def _closure(states: set[int], segments: tuple[str, ...]) -> set[int]:
             result.add(index + 1)
             pending.append(index + 1)
     return result
-

@@ -21,6 +21,7 @@ def data_home() -> Path:
 
     return home()
 
+
 EXIT_USAGE = 2
 mcp_app = typer.Typer(
     help="List the MCP servers a run uses; add, remove, enable or disable one.",
