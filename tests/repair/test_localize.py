@@ -70,3 +70,39 @@ def test_assertion_message_reads_pytest_e_lines() -> None:
         "\nt.py:4: AssertionError\n"
     )
     assert assertion_message(output) == "assert 1 == 2\n+  where 1 = f()"
+
+
+def test_an_overload_stub_is_skipped_for_the_implementation(tmp_path: Path) -> None:
+    files = {
+        "signer.py": "from typing import overload\n\n\n"
+        "@overload\ndef unsign(value: str) -> str: ...\n\n\n"
+        "@overload\ndef unsign(value: bytes) -> bytes: ...\n\n\n"
+        "def unsign(value):\n    return value[1:]\n",
+        "test_signer.py": "from signer import unsign\n\n\ndef test_unsign():\n    assert unsign('ab') == 'ab'\n",
+    }
+    root = repo(tmp_path, files)
+    found = localize(root, pytest_output(root))
+    assert found is not None
+    function = found.functions[0]
+    assert (function.name, function.start) == ("unsign", 12)
+    assert function.line(function.ranked[0]).strip() == "return value[1:]"
+
+
+def test_a_long_function_is_shown_as_a_window_around_its_traceback_line(tmp_path: Path) -> None:
+    body = "".join(f"    step{i} = {i}\n" for i in range(70))
+    files = {
+        "long.py": f"def check(age):\n{body}    if age < 0:\n        raise ValueError('negative age')\n"
+        + "".join(f"    after{i} = {i}\n" for i in range(30))
+        + "    return age\n",
+        "test_long.py": "from long import check\n\n\ndef test_check():\n    assert check(-1) == -1\n",
+    }
+    root = repo(tmp_path, files)
+    found = localize(root, pytest_output(root))
+    assert found is not None
+    function = found.functions[0]
+    raise_line = 1 + 70 + 2
+    assert function.name == "check"
+    assert function.start == raise_line - 12
+    assert len(function.lines) == 25
+    assert function.ranked[0] == raise_line
+    assert "raise ValueError" in function.numbered()

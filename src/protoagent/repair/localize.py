@@ -20,7 +20,10 @@ from protoagent.checks.failures import failed_tests
 MAX_FUNCTIONS = 3
 """Source functions a localization keeps (the repair shows the model one at a time)."""
 MAX_FUNCTION_LINES = 60
-"""Longer functions are not shown: a small model cannot read them, and a one-line repair is blind there."""
+"""Longer functions are shown only as a window around the traceback line that passes through
+them: a small model cannot read them whole, and a one-line repair is blind far from the error."""
+WINDOW_RADIUS = 12
+"""Lines kept on each side of the deepest traceback line of a function longer than the limit."""
 MAX_MESSAGE_LINES = 8
 MAX_MESSAGE_CHARS = 600
 
@@ -47,7 +50,8 @@ class SourceFunction:
     """Workspace-relative file holding the function."""
     name: str
     start: int
-    """First line of the function (1-based, decorators excluded)."""
+    """First line shown (1-based): the ``def`` line, or for a function longer than
+    ``MAX_FUNCTION_LINES`` the first line of the window around its traceback line."""
     lines: tuple[str, ...]
     """The function's lines, without line endings."""
     ranked: tuple[int, ...]
@@ -267,9 +271,18 @@ def _defined(root: Path, rel: str, name: str) -> tuple[Function, list[str]] | No
         return None
     tree, lines = parsed
     for node in ast.walk(tree):
-        if isinstance(node, Function) and node.name == name:
+        if isinstance(node, Function) and node.name == name and not _is_overload(node):
             return node, lines
     return None
+
+
+def _is_overload(node: Function) -> bool:
+    """A ``typing.overload`` stub: its body is ``...``; the implementation follows it."""
+    for decorator in node.decorator_list:
+        name = decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", "")
+        if name == "overload":
+            return True
+    return False
 
 
 def _same_module_callees(
@@ -289,8 +302,12 @@ def _same_module_callees(
 
 def _source_function(path: str, node: Function, lines: list[str], hot: set[int]) -> SourceFunction | None:
     end = node.end_lineno or node.lineno
+    top = node.lineno
     if end - node.lineno + 1 > MAX_FUNCTION_LINES:
-        return None
+        if not hot:
+            return None
+        deepest = max(hot)
+        top, end = max(node.lineno, deepest - WINDOW_RADIUS), min(end, deepest + WINDOW_RADIUS)
     body_start = node.body[0].lineno
     skip = set(range(node.lineno, body_start))
     first = node.body[0]
@@ -298,10 +315,12 @@ def _source_function(path: str, node: Function, lines: list[str], hot: set[int])
         skip |= set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     returns = {n.lineno for n in ast.walk(node) if isinstance(n, ast.Return)}
     editable = [
-        n for n in range(body_start, end + 1) if n not in skip and lines[n - 1].strip() and not _comment(lines[n - 1])
+        n
+        for n in range(max(body_start, top), end + 1)
+        if n not in skip and lines[n - 1].strip() and not _comment(lines[n - 1])
     ]
     ranked = sorted(editable, key=lambda n: (n not in hot, n not in returns, -n))
-    return SourceFunction(path, node.name, node.lineno, tuple(lines[node.lineno - 1 : end]), tuple(ranked))
+    return SourceFunction(path, node.name, top, tuple(lines[top - 1 : end]), tuple(ranked))
 
 
 def _comment(line: str) -> bool:
