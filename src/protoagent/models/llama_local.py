@@ -10,6 +10,7 @@ grammar against the greedy choice only; sampled ones go through ``create_complet
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import json
 import threading
@@ -59,8 +60,18 @@ def load_model(path: Path, n_ctx: int) -> LoadedModel:
         loaded = _LOADED.get(key)
         if loaded is None:
             loaded = _load(path, n_ctx)
+            if not _LOADED:
+                atexit.register(_close_all)
             _LOADED[key] = loaded
         return loaded
+
+
+def _close_all() -> None:
+    """Free loaded models while the interpreter is whole (llama.cpp's own finalizer fails at teardown)."""
+    with _LOADED_LOCK:
+        for loaded in _LOADED.values():
+            loaded.llama.close()
+        _LOADED.clear()
 
 
 def _load(path: Path, n_ctx: int) -> LoadedModel:
