@@ -86,7 +86,7 @@ class CheckReceipt:
         lines = [self.header()]
         if self.failed_tests:
             # First, so a long assertion diff in the excerpt can never push the names out.
-            lines.append("failing tests: " + ", ".join(self.failed_tests))
+            lines.append("failing tests: " + shown_tests(self.failed_tests))
         if note:
             lines.append(f"note: {note}")
         if self.unavailable_reason and self.unavailable_reason != note:
@@ -101,6 +101,17 @@ class CheckReceipt:
         # check that could not measure (unavailable, timed out, stopped) is a tool error.
         status: Literal["ok", "error"] = "ok" if self.outcome in COMPLETED_OUTCOMES else "error"
         return ToolOutput(text, status=status, data=self.to_data(), artifact=self.artifact)
+
+
+MAX_TESTS_SHOWN = 12
+"""Failing test ids a receipt's text names; the rest are counted (the data keeps every id)."""
+
+
+def shown_tests(tests: Sequence[str], limit: int = MAX_TESTS_SHOWN) -> str:
+    """``a, b, c`` or, past ``limit``, the first ones and ``… and N more (M failing)``."""
+    if len(tests) <= limit:
+        return ", ".join(tests)
+    return f"{', '.join(tests[:limit])} … and {len(tests) - limit} more ({len(tests)} failing)"
 
 
 def revision_files(

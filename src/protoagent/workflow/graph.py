@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
+from protoagent.checks.receipts import shown_tests
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ToolCall
@@ -327,8 +328,8 @@ def _measured(result: CheckResult, objective: str) -> str:
     header, body = split_receipt(result.output)
     head = header[0] if header else f"check {result.id} {result.phase}: {result.outcome}"
     if fix:
-        head += f"; failing tests to fix: {', '.join(fix)}"
+        head += f"; failing tests to fix: {shown_tests(fix)}"
     if old:
-        head += f"; already failing before the change (leave them): {', '.join(old)}"
+        head += f"; already failing before the change (leave them): {shown_tests(old)}"
     lines = [head, *(line for line in header[1:] if not line.startswith("failing tests: "))]
     return "\n".join([*lines, body] if body else lines)
