@@ -46,7 +46,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.agents.presets import CODING_PROMPT, get_preset
-from protoagent.agents.profiles import ARCHITECT_PROMPT
 from protoagent.context.projection import settings_for
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, common_prefix_ratio, estimate_request
 from protoagent.context.tokens import render_prompt as render
@@ -172,6 +171,13 @@ def architect_schemas() -> tuple[ToolSchema, ...]:
     return tuple(by_name[name].schema() for name in roles.architect("standard", "native").tools)
 
 
+def architect_prompt() -> str:
+    """The standard-profile Architect's system prompt as sent (role prompt + the batching hint)."""
+    from protoagent.workflow import roles
+
+    return roles.architect("standard", "native").system_prompt
+
+
 def cl100k_counter() -> tuple[str, TokenCounter] | None:
     """OpenAI's cl100k_base encoding via tiktoken, if installed. Offline, tiktoken cannot fetch the
     vocabulary; litellm (a dependency of the ``bench`` extra) ships a copy, used when present."""
@@ -255,7 +261,7 @@ def print_overheads(counters: dict[str, TokenCounter]) -> None:
         ),
         (
             "standard Architect, native declarations",
-            ModelRequest(system=ARCHITECT_PROMPT, messages=(), tools=architect_schemas()),
+            ModelRequest(system=architect_prompt(), messages=(), tools=architect_schemas()),
         ),
     ]
     print(

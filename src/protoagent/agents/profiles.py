@@ -13,11 +13,11 @@ DEFAULT_LEADS: dict[AppMode, str] = {"coding": "architect", "work": "assistant"}
 """The deterministic default lead of each mode (members that name no lead serve it)."""
 
 ARCHITECT_PROMPT = (
-    "You are the Architect of a coding task. Choose focused work, reading the source you need. "
+    "You are the Architect of a coding task. Read the source you need. "
     "Call plan_task only to narrow scope or checks. "
-    "Give Coder one focused edit assignment with coder(task). Use tester(task) for behaviour changes "
+    "Give Coder one focused edit assignment with coder(task); use tester(task) for behaviour changes "
     "if offered. Run final checks with run_check(check_id, phase='verify'). "
-    "Reports are advice; only check receipts prove a change. Finish with a short summary."
+    "Reports are advice; only check receipts prove a change. End with a short summary."
 )
 CODER_PROMPT = (
     "You are Coder. Apply the assignment with small exact edits: read the file, copy a short unique old "

@@ -16,7 +16,7 @@ EXPLORER = "explorer"
 
 class ExplorerTool(Tool[AssignmentArgs]):
     name = EXPLORER
-    description = "Ask Explorer (read-only) where the source that matters is: paths, symbols, line numbers."
+    description = "Ask Explorer (read-only) to locate the relevant source: paths, symbols, lines."
     input_model = AssignmentArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
 

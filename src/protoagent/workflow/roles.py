@@ -23,7 +23,9 @@ ARCHITECT_TOOLS = tuple(t for t in BUILTIN["architect"].tools if t != "worker_pa
 CODER_TOOLS = BUILTIN["coder"].tools
 TESTER_TOOLS = BUILTIN["tester"].tools
 BATCHING = {
-    "architect": "Several calls in one turn run in order: coder then run_check fits one turn.",
+    "architect": (
+        "Calls in one turn run in order (coder, then run_check). A passing verify of every selected check ends the run."
+    ),
     "coder": "Calls in one turn run in order and stop at a denial: e.g. edit_file then report_task.",
 }
 """What native tool calling lets a role do in one turn (a small model's JSON action is one call)."""

@@ -27,7 +27,7 @@ class NoArgs(BaseModel):
 
 class TaskStatus(Tool[NoArgs]):
     name = "task_status"
-    description = "Read the task record (objective, scope, checks, reports)."
+    description = "Read the current task record."
     input_model = NoArgs
     metadata = ToolMetadata(effect="none", observation="exact")
 
