@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from protoagent.events.sqlite_damage import damaged_store, list_damaged, open_ch
 from protoagent.events.store import SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
+_BUSY_TIMEOUT_S = 5.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     session_id TEXT PRIMARY KEY,
@@ -45,13 +47,27 @@ class SQLiteStore:
         """Why sessions were left out of the last :meth:`list` (one line each)."""
         self._db = open_checked(self.path)
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.executescript(_SCHEMA)
+            self._set_up()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise damaged_store(self.path, exc) from None
+
+    def _set_up(self) -> None:
+        """WAL mode and the schema. Switching a new store to WAL takes an exclusive lock that
+        SQLite's busy handler does not wait for, so processes opening one store at once (batch
+        workers) retry that step for up to the busy timeout instead of failing."""
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._db.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def close(self) -> None:
         self._db.close()
