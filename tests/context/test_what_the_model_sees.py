@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 
-from protoagent.models.types import ModelRequest
+from tests.workflow.support import BUGGY, DATE_REPO, FIXED_LINE, call, fix_turns, run_workflow, say, sha
 
-from .run_support import BUGGY, DATE_REPO, FIXED_LINE, call, fix_turns, run, say, sha
+from protoagent.models.types import ModelRequest
 
 OBJECTIVE = "fix the failing date parser test"
 NEEDLES = "".join(f"needle_{n:03d} = {'x' * 150!r}\n" for n in range(100))
 """A file whose 100 lines all match ``needle``: one search returns about 17,000 characters."""
+
+run = functools.partial(run_workflow, profile="standard")
+"""A standard-profile run (the window given alone would make ``auto`` pick the small profile)."""
 
 
 def tool_result(request: ModelRequest, call_id: str) -> str:

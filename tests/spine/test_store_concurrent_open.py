@@ -14,8 +14,7 @@ import sys, time
 from pathlib import Path
 from protoagent.events import SessionLog, SQLiteStore
 start = float(sys.argv[2])
-while time.time() < start:
-    pass
+time.sleep(max(0.0, start - time.time()))
 with SQLiteStore(Path(sys.argv[1])) as store:
     log = SessionLog(store, "s_" + sys.argv[3])
     log.append(

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.events import Event, MemoryStore
+from protoagent.models.profile import ProfileRequest
+from protoagent.models.registry import ModelConfig
+from protoagent.models.types import ModelRequest
 from protoagent.testing import ScriptedModel, make_repo
 from protoagent.tools.approvals import Policy
 from protoagent.workflow.contract import Surface
@@ -39,8 +42,9 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def call(name: str, role: str, **arguments: Any) -> dict[str, Any]:
-    return {"role": role, "tool_calls": [{"name": name, "arguments": arguments}]}
+def call(name: str, role: str, call_id: str = "", /, **arguments: Any) -> dict[str, Any]:
+    """One scripted turn of ``role`` calling ``name``; ``call_id`` fixes the call's id."""
+    return {"role": role, "tool_calls": [{"name": name, "arguments": arguments, "id": call_id}]}
 
 
 def say(text: str, role: str) -> dict[str, Any]:
@@ -78,6 +82,10 @@ class Run:
     def of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.type == kind]
 
+    def requests(self, agent: str) -> list[ModelRequest]:
+        """Every request the scripted model received from ``agent``, in order."""
+        return [r for r in self.model.requests if r.agent_role == agent]
+
 
 def run_workflow(
     tmp_path: Path,
@@ -90,7 +98,10 @@ def run_workflow(
     tester: bool = True,
     scout: bool = False,
     mcp: bool = False,
+    window: int | None = None,
+    profile: ProfileRequest = "auto",
 ) -> Run:
+    """One run on a temporary repository; ``window`` is the model's known context window."""
     root = make_repo(tmp_path / "repo", files)
     model = ScriptedModel.from_lines(turns)
     store = MemoryStore()
@@ -104,6 +115,8 @@ def run_workflow(
         tester=tester,
         scout=scout,
         mcp=mcp,
+        profile=profile,
+        model_config=ModelConfig(context_window=window),
         artifacts_root=tmp_path / "artifacts",
         data_home=tmp_path / "home",
     )

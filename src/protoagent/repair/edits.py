@@ -94,25 +94,23 @@ def _constants_outside_calls(node: ast.AST) -> set[str]:
 def _line_values(code: str) -> set[str]:
     """The string and number literals of one line of code (as ``repr`` of their values)."""
     found: set[str] = set()
-    try:
+    # A line cut mid-token still yields the literals before the cut.
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             if token.type in (tokenize.STRING, tokenize.NUMBER):
                 with contextlib.suppress(ValueError, SyntaxError):
                     found.add(repr(ast.literal_eval(token.string)))
-    except (tokenize.TokenError, SyntaxError):
-        pass
     return found
 
 
 def _names(text: str) -> set[str]:
     """Every identifier the file's text holds."""
     found: set[str] = set()
-    try:
+    # Text that does not tokenize to the end still yields the names before the fault.
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.NAME:
                 found.add(token.string)
-    except (tokenize.TokenError, SyntaxError):
-        pass
     return found
 
 
