@@ -101,3 +101,35 @@ def test_guided_repair_off_leaves_the_edit_phase_to_the_architect(
     assert not [e for e in events if e.type.startswith("repair.")]
     assert (root / "dates.py").read_text() == DATES
     assert not report.evidence.applied
+
+
+def test_scratch_checks_of_model_written_candidates_need_approval_like_any_check(tmp_path: Path) -> None:
+    async def not_the_repair(request: ApprovalRequest) -> ApprovalAnswer:
+        if request.preview.startswith("guided repair:"):
+            return ApprovalAnswer.deny("not model-written code")
+        return ApprovalAnswer.once()
+
+    # The person approves the baseline check but not the scratch checks: no candidate code runs.
+    turns = [candidate(RIGHT), {"role": "architect", "text": "not fixed"}]
+    report, events, root = run(tmp_path, turns, approval="ask", answerer=not_the_repair)
+    [decided] = [e for e in of(events, "approval.decided") if e.agent == "repair"]
+    assert decided.payload["decision"] == "deny"
+    assert of(events, "repair.candidate") == []
+    assert of(events, "repair.ended")[-1].payload["status"] == "skipped"
+    assert "scratch checks not approved" in of(events, "repair.ended")[-1].payload["reason"]
+    assert (root / "dates.py").read_text() == DATES
+    assert not report.evidence.applied
+
+
+def test_a_person_approving_the_scratch_checks_lets_guided_repair_run(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request.preview)
+        return ApprovalAnswer.once()
+
+    report, events, root = run(tmp_path, [candidate(RIGHT)], approval="ask", answerer=approve)
+    assert report.evidence.applied
+    assert any(p.startswith("guided repair: apply up to") and "scratch copy" in p for p in asked)
+    assert [e.payload["passed"] for e in of(events, "repair.candidate")] == [True]
+    assert (root / "dates.py").read_text() == DATES.replace(OLD, RIGHT)

@@ -34,6 +34,7 @@ from protoagent.repair.edits import code_prefix, copies_expected_value, exact_sp
 from protoagent.repair.local_candidates import local_source
 from protoagent.repair.localize import Localization, localize
 from protoagent.repair.scratch import ScratchWorkspace
+from protoagent.tools.approvals import ApprovalRequest
 
 ENABLE_ENV = "PROTOAGENT_GUIDED_REPAIR"
 SEED_ENV = "PROTOAGENT_LOCAL_SEED"
@@ -104,6 +105,45 @@ async def guided_repair(
     return outcome
 
 
+async def _approve_scratch_checks(
+    session: AgentSession, checks: Sequence[CheckSpec], budget: RepairBudget
+) -> str | None:
+    """Ask the session's approval policy (and its person, where one answers) before any
+    model-written candidate runs: the scratch checks execute code the model wrote, so they need
+    what a check run needs. ``None`` when approved, else the reason it was not."""
+    ids = ", ".join(c.id for c in checks)
+    request = ApprovalRequest(
+        call_id=f"repair-{session.log.session_id}-{len(session.log.events)}",
+        tool="run_check",
+        effect="execute",
+        preview=(
+            f"guided repair: apply up to {budget.candidates} model-written one-line edits, one at a time, "
+            f"to a scratch copy of the workspace and run the checks {ids} there"
+        ),
+        agent="repair",
+    )
+    ids_payload = {"call_id": request.call_id, "tool": request.tool}
+    session.log.append(
+        "approval.requested",
+        {**ids_payload, "effect": request.effect, "preview": request.preview, "paths": []},
+        agent="repair",
+    )
+    decision = await session.pipeline.approvals.decide(request)
+    session.log.append(
+        "approval.decided",
+        {
+            **ids_payload,
+            "decision": "allow" if decision.allow else "deny",
+            "source": decision.source,
+            "reason": decision.reason,
+        },
+        agent="repair",
+    )
+    if decision.grant is not None:
+        decision.grant.consume(request)
+    return None if decision.allow else decision.reason
+
+
 async def _repair(
     session: AgentSession, selected: Sequence[str], source: CandidateSource | None, budget: RepairBudget
 ) -> RepairOutcome:
@@ -120,6 +160,9 @@ async def _repair(
     localization = next((loc for loc in _localized(session.root, failing) if loc is not None), None)
     if not failing or localization is None:
         return RepairOutcome("not_localized", "no failing baseline check points at a source function")
+    approved = await _approve_scratch_checks(session, checks, budget)
+    if approved is not None:
+        return RepairOutcome("skipped", f"scratch checks not approved: {approved}")
     session.log.append("repair.started", _started(localization, checks), agent="repair")
     source = source or local_source(session.provider, repair_seed()) or ProviderCandidates(session.provider)
     python = str(services.get("python") or "python3")
