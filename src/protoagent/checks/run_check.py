@@ -224,7 +224,7 @@ def _finished(
 def _classify(
     command: PreparedCommand, process: ManagedProcess, code: int | None, timed_out: bool, terminated: bool, root: Path
 ) -> Verdict:
-    output = read_output(process.journal.path)
+    output = process.journal.read_text(MAX_CLASSIFIED_BYTES)
     runs_pytest = any(os.path.basename(arg) in ("pytest", "py.test") for arg in command.argv)
     bases = (str(root), str(command.cwd))
     return classify(code, output, timed_out=timed_out, terminated=terminated, bases=bases, pytest=runs_pytest)

@@ -16,6 +16,10 @@ Caps come from the environment (the environment layer of configuration):
 ``PROTOAGENT_ARTIFACT_CAP_BYTES`` (default 64 MiB) per artifact and
 ``PROTOAGENT_SESSION_ARTIFACTS_CAP_BYTES`` (default 1 GiB) for all of a session's artifacts; once
 a session has used its total, each later artifact still keeps a small head and tail.
+
+When the artifact file cannot be written (a full disk, a file size limit), the command is not
+stopped: its pipe keeps being drained, what was written stays in the file, the rest is kept in
+memory as the bounded tail, and one closing line says what happened (``WRITE_FAILED_MARKER``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ MIN_ARTIFACT_CAP = 64 * 1024
 MAX_TAIL = 4 * 1024 * 1024
 """The most bytes of tail held in memory per running command."""
 CUT_MARKER = "[... {cut} bytes cut: output passed the {cap}-byte artifact cap; head and tail kept ...]"
+WRITE_FAILED_MARKER = (
+    "[artifact file could not be written: {error}; output past byte {disk} was kept only in memory, "
+    "as its last {kept} bytes]"
+)
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
 
 _used: dict[Path, int] = {}
@@ -96,6 +104,11 @@ class CappedOutput:
         self._head_left = cap - self._tail_cap
         self._tail = bytearray()
         self._cut = 0
+        self._failure: str | None = None
+        """Why the artifact file could not be written; None while it can."""
+        self._disk = 0
+        """After a failure: the bytes that reached the file (the stored bytes past them are in ``_spill``)."""
+        self._spill: bytearray | None = None
         if inline <= 0:
             self.materialize()
 
@@ -103,6 +116,11 @@ class CappedOutput:
     def size(self) -> int:
         """Bytes stored so far (the head while running; head, marker and tail once closed)."""
         return self._size
+
+    @property
+    def write_failure(self) -> str | None:
+        """Why the artifact file could not be written (``No space left on device``); None if it could."""
+        return self._failure
 
     @property
     def on_disk(self) -> bool:
@@ -114,14 +132,17 @@ class CappedOutput:
         with self._lock:
             if self._memory is not None:
                 return bytes(self._memory[start : start + length])
-        with open(self.path, "rb") as file:
-            file.seek(start)
-            return file.read(length)
+            disk, spill = self._disk, None if self._spill is None else bytes(self._spill)
+        if spill is None:
+            return _read_file(self.path, start, length)
+        head = _read_file(self.path, start, min(length, disk - start)) if start < disk else b""
+        offset = max(0, start - disk)
+        return head + spill[offset : offset + length - len(head)]
 
     def materialize(self) -> Path:
         """Write the stored bytes to the artifact file if they are still in memory; its path."""
         with self._lock:
-            if self._memory is not None:
+            if self._memory is not None and self._failure is None:
                 self._create()
                 if self.closed.is_set():
                     self._close_file()
@@ -135,9 +156,9 @@ class CappedOutput:
                 self._create()
             if self._head_left > 0:
                 head = chunk[: self._head_left]
-                self._store(head)
                 self._head_left -= len(head)
                 chunk = chunk[len(head) :]
+                self._store(head)
             if chunk:
                 self._tail += chunk
                 over = len(self._tail) - self._tail_cap
@@ -161,8 +182,10 @@ class CappedOutput:
                     self._store(bytes(self._tail))
                 if self._memory is not None and not _is_utf8(self._memory):
                     self._create()
-            except OSError:
-                pass
+                if self._spill is not None:
+                    kept = len(self._spill)
+                    note = WRITE_FAILED_MARKER.format(error=self._failure, disk=self._disk, kept=kept)
+                    self._store(f"\n{note}\n".encode())
             finally:
                 self._tail = bytearray()
                 self.closed.set()
@@ -172,24 +195,53 @@ class CappedOutput:
     def _create(self) -> None:
         """Create the file and move the stored bytes into it (caller holds the lock)."""
         assert self._memory is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         stem, again = self.path.stem, 0
-        while True:
-            try:
-                self._fd = os.open(self.path, _CREATE_FLAGS, 0o600)
-                break
-            except FileExistsError:
-                again += 1  # never reuse another command's artifact
-                self.path = self.path.with_name(f"{stem}-{again}.log")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            while True:
+                try:
+                    self._fd = os.open(self.path, _CREATE_FLAGS, 0o600)
+                    break
+                except FileExistsError:
+                    again += 1  # never reuse another command's artifact
+                    self.path = self.path.with_name(f"{stem}-{again}.log")
+        except OSError as error:
+            self._fail(error, bytes(self._memory), 0)
+            return
         stored, self._memory = self._memory, None
-        _write_all(self._fd, stored)
+        try:
+            _write_all(self._fd, stored)
+        except OSError as error:
+            self._fail(error, bytes(stored), 0)
 
     def _store(self, data: bytes) -> None:
-        if self._memory is not None:
+        if self._spill is not None:
+            self._spill += data
+        elif self._memory is not None:
             self._memory += data
         elif self._fd is not None:
-            _write_all(self._fd, data)
+            try:
+                _write_all(self._fd, data)
+            except OSError as error:
+                self._fail(error, data, self._size)
         self._size += len(data)
+
+    def _fail(self, error: OSError, pending: bytes, before: int) -> None:
+        """The file cannot take more bytes: keep what reached it, hold ``pending``'s unwritten
+        rest in memory and send later output to the bounded tail (caller holds the lock).
+        ``before`` is how many stored bytes the file held before ``pending`` was written."""
+        disk = before
+        if self._fd is not None:
+            try:
+                disk = os.fstat(self._fd).st_size
+            except OSError:
+                pass
+            self._close_file()
+        self._failure = error.strerror or str(error)
+        self._disk = disk
+        self._spill = bytearray(pending[max(0, disk - before) :])
+        self._memory = None
+        self._head_left = 0
 
     def _close_file(self) -> None:
         """Count the file against the session's total and close it (caller holds the lock)."""
@@ -210,6 +262,15 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _read_file(path: Path, start: int, length: int) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            file.seek(start)
+            return file.read(length)
+    except FileNotFoundError:
+        return b""
 
 
 def _is_utf8(data: bytearray) -> bool:

@@ -107,6 +107,20 @@ class OutputJournal:
         """Bytes already shown (or deliberately skipped) in an observation."""
         return self._offset
 
+    def read_text(self, limit: int) -> str:
+        """The finished output as text: whole, or its head and tail when over ``limit`` bytes. It
+        reads what the output holds in memory too, so a tail the artifact file could not take
+        (a full disk) is still read."""
+        if self._output is not None:
+            self._output.closed.wait(SETTLE_TIMEOUT_S)
+        read = self._output.read if self._output is not None else _file_reader(self._path)
+        size = self.size
+        if size <= limit:
+            data = read(0, size)
+        else:
+            data = read(0, limit // 2) + b"\n" + read(size - limit // 2, limit // 2)
+        return _decode(data)
+
     def consume(self, limit: int, *, settled: bool) -> Observation:
         """Observe the output produced since the previous observation, bounded by ``limit``.
 

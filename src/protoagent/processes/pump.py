@@ -93,8 +93,6 @@ class OutputPump:
             os.close(self._fd)
             self._fd = None
             return
-        try:
-            self.output.take(chunk)
-        except OSError:
-            os.close(self._fd)  # the artifact cannot be written (disk full): stop copying
-            self._fd = None
+        # Never stop reading: a command whose reader went away dies of SIGPIPE. A full disk is
+        # the output's concern (it keeps the tail in memory and says so).
+        self.output.take(chunk)
