@@ -24,6 +24,7 @@ from protoagent.errors import ToolRejected
 from protoagent.excerpts import excerpt
 from protoagent.workspace.files import read_bytes
 from protoagent.workspace.ignore import IgnoreRule, is_ignored, read_ignore_rules
+from protoagent.workspace.line_scope import whole_text_agrees
 from protoagent.workspace.paths import open_beneath, open_dir_beneath
 from protoagent.workspace.pattern_cost import MAX_PATTERN_CHARS, MAX_PATTERN_COST, pattern_cost
 from protoagent.workspace.text import BINARY_SNIFF_BYTES
@@ -53,11 +54,18 @@ class SearchResult:
 
 
 class CompiledPattern:
-    """A search pattern compiled by the ``regex`` package, whose matching can be timed out."""
+    """A search pattern compiled by the ``regex`` package, whose matching can be timed out.
 
-    def __init__(self, source: str, compiled: Any) -> None:
+    It is compiled with MULTILINE, so the same object matches one line and, as a prefilter,
+    a whole file's lines joined by ``\\n``; the prefilter only runs when it cannot reject a
+    file that has a matching line (:mod:`protoagent.workspace.line_scope`).
+    """
+
+    def __init__(self, source: str, compiled: Any, prefilter: bool) -> None:
         self.source = source
         self._compiled = compiled
+        self.prefilter = prefilter
+        """Whether a whole-text search may rule a file out before its lines are matched."""
 
     def found_in(self, text: str, timeout_s: float) -> bool:
         """Whether the pattern occurs in ``text``; raises TimeoutError after ``timeout_s``.
@@ -77,7 +85,7 @@ def compile_pattern(pattern: str) -> CompiledPattern:
             details={"pattern": excerpt(pattern)},
         )
     try:
-        return CompiledPattern(pattern, regex.compile(pattern))
+        return CompiledPattern(pattern, regex.compile(pattern, regex.MULTILINE), whole_text_agrees(pattern))
     except (regex.error, RecursionError, OverflowError, ValueError) as err:
         raise ToolRejected(
             f"pattern {excerpt(pattern)!r} is not a valid Python regular expression: {err}",
@@ -113,16 +121,21 @@ def search_files(
         if text is None:
             continue
         searched += 1
-        if not clock.found_in(text, path):
-            continue
-        for number, line in enumerate(text.split("\n"), start=1):
-            line = line.removesuffix("\r")
-            if not clock.found_in(line, path):
-                continue
+        for number, line in _matching_lines(text, path, clock):
             if len(matches) == MAX_MATCHES:
                 return SearchResult(tuple(matches), searched, True)
             matches.append(SearchMatch(path, number, line[:MAX_LINE_CHARS]))
     return SearchResult(tuple(matches), searched, False)
+
+
+def _matching_lines(text: str, path: str, clock: _Clock) -> Iterator[tuple[int, str]]:
+    """``(number, line)`` of every line of ``text`` the pattern matches (``\\r\\n`` ends a line too)."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if clock.pattern.prefilter and not clock.found_in("\n".join(lines) if "\r" in text else text, path):
+        return
+    for number, line in enumerate(lines, start=1):
+        if clock.found_in(line, path):
+            yield number, line
 
 
 @dataclass(slots=True)
