@@ -44,13 +44,22 @@ def test_symlinked_bundle_is_one_bundle_with_a_collision_and_not_editable(tmp_pa
     assert any("collision" in d.problem and "symlink" in d.problem for d in index.diagnostics)
 
 
-def test_symlinked_bundle_from_outside_is_readable_not_editable(tmp_path: Path) -> None:
-    outside = simple(tmp_path / "elsewhere", "external", "External skill.")
+def test_symlinked_bundle_inside_the_repository_is_readable_not_editable(tmp_path: Path) -> None:
+    shared = simple(tmp_path / "repo/shared", "external", "Shared skill.")
     (tmp_path / "repo/.agents/skills").mkdir(parents=True)
-    os.symlink(outside, tmp_path / "repo/.agents/skills/external")
+    os.symlink(shared, tmp_path / "repo/.agents/skills/external")
     bundle = discover_skills([tmp_path / "repo"], None, bundled=False).find("external", "coding")
     assert bundle is not None and not bundle.editable and "Do the thing." in bundle.body
     assert any("symlinked bundle" in d.problem for d in bundle.diagnostics)
+
+
+def test_symlinked_bundle_leading_outside_the_repository_is_refused_not_followed(tmp_path: Path) -> None:
+    outside = simple(tmp_path / "elsewhere", "external", "External skill.")
+    (tmp_path / "repo/.agents/skills").mkdir(parents=True)
+    os.symlink(outside, tmp_path / "repo/.agents/skills/external")
+    index = discover_skills([tmp_path / "repo"], None, bundled=False)
+    assert index.find("external", "coding") is None and index.variants == ()
+    assert any("leads outside" in d.problem and d.path.endswith("external") for d in index.diagnostics)
 
 
 def test_openai_yaml_policy_makes_a_skill_manual_only(tmp_path: Path) -> None:

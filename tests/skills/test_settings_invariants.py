@@ -34,7 +34,7 @@ def _tree_digest(folder: Path) -> dict[str, str]:
 
 def _linked_repo(tmp_path: Path) -> Path:
     outside = write_skill(
-        tmp_path / "shared",
+        tmp_path / "repo/shared",
         "linked",
         "name: linked\ndescription: Linked.",
         files={
@@ -53,12 +53,12 @@ def test_R19_symlinked_bundles_cannot_be_updated_or_deleted_through_settings(tmp
     repo = _linked_repo(tmp_path)
     bundle = discover_skills([repo], None, bundled=False).find("linked", "coding")
     assert bundle is not None
-    before = _tree_digest(tmp_path / "shared/linked")
+    before = _tree_digest(tmp_path / "repo/shared/linked")
     with pytest.raises(ConfigError, match="symlinked bundle"):
         update_skill_file(bundle, "---\nname: linked\ndescription: changed\n---\n")
     with pytest.raises(ConfigError, match="read-only"):
         delete_skill(bundle)
-    assert _tree_digest(tmp_path / "shared/linked") == before
+    assert _tree_digest(tmp_path / "repo/shared/linked") == before
     simple(tmp_path / "own/.agents/skills", "mine", "Mine.")
     own = discover_skills([tmp_path / "own"], None, bundled=False)
     update_skill_file(own.variants[0], "---\nname: mine\ndescription: Edited.\n---\nbody\n")  # editable ones can
@@ -76,7 +76,7 @@ def test_R20_preference_edits_never_rewrite_bundle_files_including_builtin_and_s
             ".protoagent.json": '{"modes": ["coding"]}',
         },
     )
-    folders = [tmp_path / "shared/linked", repo / ".agents/skills/local", BUNDLED_ROOT / "code-review"]
+    folders = [tmp_path / "repo/shared/linked", repo / ".agents/skills/local", BUNDLED_ROOT / "code-review"]
     before = [_tree_digest(f) for f in folders]
     for bundle in load_skills([repo], home).variants:
         set_mode(home, bundle.identity, bundle.name, bundle.preferences, "work", True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from protoagent.agents.definition import AgentDefinition, AgentSource, AppMode, model_problem, parse_agent
 from protoagent.agents.profiles import PROFILES, profile_for
 from protoagent.errors import ConfigError
+from protoagent.workspace.confined import read_confined
 
 PROJECT_AGENTS = Path(".protoagent") / "agents"
 USER_AGENTS = "agents"
@@ -77,7 +78,8 @@ def _files(root: Path) -> Iterator[tuple[Path, AppMode]]:
 def read_agent_file(path: Path, mode: AppMode, source: AgentSource) -> AgentDefinition:
     profile = profile_for(mode, path.stem)
     try:
-        text = path.read_text(encoding="utf-8")
+        # Never through a link leading out of its folder, never blocking on a FIFO.
+        text = read_confined(path.parent, path.name, limit=1 << 20).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the agent file ({exc})") from None
     return parse_agent(text, path, mode, source, profile.role if profile is not None else "member")

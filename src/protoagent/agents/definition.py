@@ -129,6 +129,8 @@ def split_agent_text(text: str, where: str) -> AgentFile:
     except YAMLError as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{where}: the frontmatter is not valid YAML ({problem})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: the frontmatter is nested too deeply; keep it to a few levels") from None
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{where}: the frontmatter must be a YAML mapping of fields")
     return AgentFile(data, body, header)

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from protoagent.checks.executables import beneath_root, is_executable_file
 from protoagent.checks.types import CheckSpec
 from protoagent.errors import ConfigError
+from protoagent.workspace.confined import RefusedRead, read_confined
 
 PROJECT_CONFIG_PATH = ".protoagent/project.json"
 """Where the project configuration lives, relative to the workspace root."""
@@ -55,9 +55,12 @@ def load_project_config(root: str | os.PathLike[str]) -> ProjectConfig | None:
     workspace = Path(os.path.abspath(root))
     file = os.path.join(workspace, PROJECT_CONFIG_PATH)
     try:
-        raw = _read_regular(file)
+        # Confined like read_file: never through a link out of the repository, never blocking.
+        raw = read_confined(workspace, PROJECT_CONFIG_PATH, limit=MAX_CONFIG_BYTES, cut=True)
     except FileNotFoundError:
         return None
+    except RefusedRead as refused:
+        raise ProjectConfigError(file, "(file)", refused.reason, "replace it with a JSON file") from None
     except OSError as error:
         raise ProjectConfigError(file, "(file)", f"cannot be read ({error.strerror})", "make it readable") from error
     document = _parse(file, raw)
@@ -71,22 +74,6 @@ def load_project_config(root: str | os.PathLike[str]) -> ProjectConfig | None:
     checks = tuple(_check(workspace, file, index, entry) for index, entry in enumerate(entries))
     _refuse_duplicates(file, checks)
     return ProjectConfig(PROJECT_CONFIG_PATH, checks)
-
-
-def _read_regular(file: str) -> bytes:
-    """The file's first bytes; opening never blocks, so a FIFO or a device is refused, not waited on."""
-    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ProjectConfigError(file, "(file)", "is not a regular file", "replace it with a JSON file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_CONFIG_BYTES and (chunk := os.read(fd, MAX_CONFIG_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _parse(file: str, raw: bytes) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def _python_checks(suite: PythonSuite, python: str) -> list[CheckSpec]:
 
 
 def _cargo_check(root: Path, listing: RootListing, inventory: DependencyInventory) -> CheckSpec:
-    manifest = read_prefix(os.path.join(root, "Cargo.toml"), 64 * 1024)
+    manifest = read_prefix(root, "Cargo.toml", 64 * 1024)
     kind = "a workspace" if re.search(rb"^\[workspace\]", manifest, re.M) else "a crate"
     paths: list[str] = [name for name in ("Cargo.toml", "Cargo.lock") if name in listing.files]
     paths += [name for name in ("src", "tests") if name in listing.directories]
@@ -116,7 +116,7 @@ def _cargo_check(root: Path, listing: RootListing, inventory: DependencyInventor
 
 
 def _npm_checks(root: Path, listing: RootListing, inventory: DependencyInventory, notes: list[str]) -> list[CheckSpec]:
-    raw = read_prefix(os.path.join(root, "package.json"), MAX_MANIFEST_BYTES + 1)
+    raw = read_prefix(root, "package.json", MAX_MANIFEST_BYTES + 1)
     try:
         manifest = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_MANIFEST_BYTES else None
     except (UnicodeDecodeError, json.JSONDecodeError):

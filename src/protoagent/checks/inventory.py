@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.checks.types import MAX_DEPENDENCY_FILES
+from protoagent.workspace.confined import read_confined
 
 SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules"})
 """Directories a walk never enters (besides hidden ones and ``*.egg-info``): caches and vendored code."""
@@ -106,10 +107,12 @@ def list_root(root: Path) -> RootListing:
     return RootListing(frozenset(files), frozenset(directories))
 
 
-def read_prefix(path: str, limit: int) -> bytes:
-    """The first ``limit`` bytes of a file; empty when it cannot be read."""
+def read_prefix(root: Path | str, relative: str, limit: int) -> bytes:
+    """The first ``limit`` bytes of a regular file beneath ``root``; empty when it cannot be read.
+
+    Confined like read_file (no link out of the repository) and never blocking (a FIFO is skipped).
+    """
     try:
-        with open(path, "rb") as handle:
-            return handle.read(limit)
+        return read_confined(root, relative, limit=limit, cut=True)[:limit]
     except OSError:
         return b""

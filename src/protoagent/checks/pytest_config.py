@@ -44,7 +44,7 @@ def find_pytest_config(root: Path, listing: RootListing) -> PytestConfig:
     for name, (pattern, section) in _SECTIONS.items():
         if name not in listing.files:
             continue
-        text = read_prefix(os.path.join(root, name), CONFIG_READ_LIMIT + 1)
+        text = read_prefix(root, name, CONFIG_READ_LIMIT + 1)
         if name != "pytest.ini" and not pattern.search(text):
             continue
         files.append(name)

@@ -100,7 +100,7 @@ def _scan(root: Path, files: list[str], test_files: frozenset[str]) -> tuple[Sui
             return scan, (note,)
         if _name(relative) in ("conftest.py", "__init__.py"):
             continue
-        text = read_prefix(os.path.join(root, relative), min(READ_LIMIT, budget))
+        text = read_prefix(root, relative, min(READ_LIMIT, budget))
         budget -= len(text)
         scan.feed(relative, text, is_test_file=relative in test_files)
     return scan, ()

@@ -9,7 +9,6 @@ graph: ``check_id``, ``phase``, ``outcome``, ``exit_code``, ``tests_run``,
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from protoagent.checks.inventory import DependencyInventory, list_root, walk_fil
 from protoagent.checks.outcomes import Outcome
 from protoagent.checks.types import MAX_DEPENDENCY_FILES, CheckPlan, CheckSpec
 from protoagent.tools.base import ToolOutput
+from protoagent.workspace.confined import digest_regular
 
 SOURCE_SUFFIXES = (".py", ".rs", ".js", ".ts")
 """Files beneath a declared dependency directory that enter revision capture."""
@@ -179,11 +179,7 @@ def workspace_relative(root: Path, path: str) -> str | None:
 
 def file_digest(path: Path) -> str | None:
     """SHA-256 hex of the file's bytes, or ``None`` when it is not a readable regular file."""
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return None
+    return digest_regular(path)
 
 
 def _add_file(inventory: DependencyInventory, root: Path, path: str) -> None:

@@ -4,7 +4,8 @@ It lists every repository root of the session and puts each applicable ``AGENTS.
 into the system text exactly once: the root's file, and the nested files on the path of every
 file the task has touched. The text lives in the system prompt, not in the conversation, so
 it is neither repeated per step nor lost or duplicated by compaction. Each file is read once
-per session (a symlinked ``AGENTS.md`` is followed, and one real file is injected once).
+per session (a symlinked ``AGENTS.md`` is followed inside its repository, and one real file is
+injected once; a link leading out of the repository, or a FIFO, is refused and never read).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ModelRequest
+from protoagent.workspace.confined import RefusedRead, read_confined
 
 INSTRUCTIONS_FILE = "AGENTS.md"
 WORKSPACE_INSTRUCTIONS_STAGE = 8
@@ -41,12 +43,19 @@ class WorkspaceInstructionsHook:
         self._folders: dict[Path, None] = {}
         """Folders (root first) whose AGENTS.md applies, in first-touched order."""
         self._block: tuple[int, str] | None = None
+        self.refused: dict[str, str] = {}
+        """Instruction files refused (a link leading out of the repository, not a regular file) → why."""
 
     def _text(self, path: Path) -> str | None:
         real = path.resolve()
         if real not in self._texts:
+            root = self._owner(path.absolute()) or path.parent
             try:
-                data = real.read_bytes() if path.is_file() else None
+                # Confined like read_file: a link leading out of the repository, or a FIFO, is not read.
+                data: bytes | None = read_confined(root, path.absolute(), limit=MAX_FILE_BYTES, cut=True)
+            except RefusedRead as refused:
+                data = None
+                self.refused[str(path)] = refused.reason
             except OSError:
                 data = None
             text = None if data is None else data[:MAX_FILE_BYTES].decode("utf-8", errors="replace").strip()
@@ -94,13 +103,16 @@ class WorkspaceInstructionsHook:
         for path in files:
             text = self._text(path)
             real = path.resolve()
-            if text is None or real in seen:
+            if real in seen or (text is None and str(path) not in self.refused):
                 continue
             seen.add(real)
             root = self._owner(path.absolute()) or path.parent
             where = path.absolute().relative_to(root) if root in path.absolute().parents else path
             label = str(where) if len(self.roots) == 1 else f"{root.name}/{where}"
-            lines += ["", f"Instructions from {label}:", text]
+            if text is None:
+                lines += ["", f"{label} was not read: it {self.refused[str(path)]}"]
+            else:
+                lines += ["", f"Instructions from {label}:", text]
         return "\n".join(lines)
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:

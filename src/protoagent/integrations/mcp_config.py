@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from protoagent.integrations.mcp_expand import ExpansionError, expand
+from protoagent.workspace.confined import RefusedRead, read_confined
 
 MCP_FILE = "mcp.json"
 WORKSPACE_MCP_FILE = Path(".protoagent") / MCP_FILE
 PROJECT_MCP_FILES = (Path(".mcp.json"), WORKSPACE_MCP_FILE)
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SHAPES = ("mcpServers", "servers")
+MAX_MCP_FILE_BYTES = 1 << 20
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT = 24_000
 """Characters of one result the model sees (about 6k tokens); the rest is kept as an artifact."""
@@ -151,10 +153,15 @@ def load_mcp_servers(root: Path, home: Path | None) -> dict[str, MCPServerSpec]:
 
 def read_raw(path: Path) -> dict[str, Any]:
     """A file's JSON object (empty when missing); raises ``ValueError`` with the reason."""
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # Beneath its own folder: never through a link out of it, never blocking on a FIFO.
+        data = json.loads(read_confined(path.parent, path.name, limit=MAX_MCP_FILE_BYTES).decode("utf-8"))
+    except RefusedRead as exc:
+        raise ValueError(f"{path}: {exc.reason}; replace it with a JSON file") from None
+    except RecursionError:
+        raise ValueError(f"{path}: the JSON is nested too deeply; fix the file or remove it") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: cannot read MCP servers ({exc}); fix the JSON or remove the file") from None
     if not isinstance(data, dict):

@@ -52,6 +52,6 @@ class TrustStore:
             return {}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}  # unreadable trust is no trust: the person is asked again
         return data if isinstance(data, dict) and isinstance(data.get("trusted", {}), dict) else {}

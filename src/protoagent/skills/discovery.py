@@ -21,11 +21,14 @@ from protoagent.skills.metadata import read_agent_metadata, read_sidecar
 from protoagent.skills.model import MODES, AppMode, Diagnostic, SkillBundle, SourceKind
 from protoagent.skills.settings_store import Overlay, apply_record
 from protoagent.skills.yaml_cache import YamlCache, parse_yaml
+from protoagent.workspace.confined import RefusedRead, is_confined_dir, read_confined
 
 PROJECT_ROOTS = (".agents/skills", ".claude/skills", ".protoagent/skills", ".opencode/skills")
 """Skill folders inside every authorized repository, in precedence order."""
 BUNDLED_ROOT = Path(__file__).parent / "bundled"
 USER_ROOT = "skills"
+MAX_SKILL_BYTES = 1 << 20
+"""A SKILL.md larger than this is not read (its body goes into the prompt whole)."""
 """The user root under the data home (``$PROTOAGENT_HOME/skills``)."""
 
 
@@ -56,7 +59,7 @@ def discover_skills(
     seen: dict[str, int] = {}
     cache = YamlCache(home)
     for root, source in skill_roots(repos, home, bundled):
-        folders = _bundle_folders(root)
+        folders = _bundle_folders(root, skill_fence(root, source), diagnostics)
         root_real = os.path.realpath(root) if folders else ""
         for directory, linked in folders:
             # Only a symlinked folder can resolve elsewhere; the others sit in the resolved root.
@@ -84,16 +87,32 @@ def discover_skills(
     return SkillIndex(tuple(variants), tuple(diagnostics))
 
 
-def _bundle_folders(root: Path) -> list[tuple[Path, bool]]:
-    """Folders holding SKILL.md directly under ``root``, sorted; ``True`` marks a symlinked one."""
+def skill_fence(root: Path, source: SourceKind) -> Path:
+    """The folder a root's bundles must resolve inside: the repository for project roots, else the root."""
+    return root.parent.parent if source == "project" else root
+
+
+def _bundle_folders(root: Path, fence: Path, diagnostics: list[Diagnostic]) -> list[tuple[Path, bool]]:
+    """Folders holding SKILL.md directly under ``root``, sorted; ``True`` marks a symlinked one.
+
+    A root or a bundle folder that is a symbolic link leading outside ``fence`` is refused with a
+    diagnostic and never followed: a repository cannot point discovery at the person's files.
+    """
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
+        return []
+    if not is_confined_dir(fence, root):
+        diagnostics.append(Diagnostic(str(root), f"skills folder leads outside {str(fence)!r}; not followed", "error"))
         return []
     root_linked = root.is_symlink()
     found = []
     for entry in entries:
         if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        if entry.is_symlink() and not is_confined_dir(fence, entry.path):
+            problem = f"symbolic link leads outside {str(fence)!r}; not followed"
+            diagnostics.append(Diagnostic(entry.path, problem, "error"))
             continue
         if os.path.isfile(os.path.join(entry.path, "SKILL.md")):
             found.append((Path(entry.path), root_linked or entry.is_symlink()))
@@ -121,10 +140,15 @@ def load_bundle(
     identity = variant_identity(source, root_real if root_real is not None else root, folder)
     skill_file = directory / "SKILL.md"
     try:
-        raw = skill_file.read_bytes()
+        raw = read_confined(directory, "SKILL.md", limit=MAX_SKILL_BYTES)
         text = raw.decode("utf-8")
+    except RefusedRead as exc:
+        problem = f"SKILL.md {exc.reason}"
     except (OSError, UnicodeDecodeError) as exc:
         problem = f"SKILL.md cannot be read: {exc.__class__.__name__}; fix its encoding or permissions"
+    else:
+        problem = ""
+    if problem:
         return SkillBundle(
             folder,
             "",

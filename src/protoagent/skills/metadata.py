@@ -4,6 +4,7 @@ supplies interface fields, policy and tool dependencies; ``.protoagent.json`` th
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ from ruamel.yaml.error import YAMLError
 
 from protoagent.skills.model import MODES, SIDECAR_FILE, AppMode, Diagnostic, Preferences, SkillPolicy
 from protoagent.skills.yaml_cache import parse_yaml
+from protoagent.workspace.confined import read_confined
 
 AGENT_FILES = ("agents/protoagent.yaml", "agents/openai.yaml")
 """Native metadata first; the portable third-party file is the fallback when it is absent."""
+MAX_METADATA_BYTES = 1 << 20
 
 
 def read_agent_metadata(
@@ -23,14 +26,17 @@ def read_agent_metadata(
     """Interface fields, policy and diagnostics from the first agent metadata file present."""
     for relative in AGENT_FILES:
         path = directory / relative
-        if path.is_file():
-            return _parse_agent_file(path, load)
+        if os.path.lexists(path):
+            return _parse_agent_file(directory, relative, load)
     return {}, SkillPolicy(), []
 
 
-def _parse_agent_file(path: Path, load: Callable[[str], Any]) -> tuple[dict[str, Any], SkillPolicy, list[Diagnostic]]:
+def _parse_agent_file(
+    directory: Path, relative: str, load: Callable[[str], Any]
+) -> tuple[dict[str, Any], SkillPolicy, list[Diagnostic]]:
+    path = directory / relative
     try:
-        data = load(path.read_text(encoding="utf-8"))
+        data = load(read_confined(directory, relative, limit=MAX_METADATA_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, YAMLError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return {}, SkillPolicy(), [Diagnostic(str(path), f"policy file cannot be read: {first}; defaults apply")]
@@ -85,12 +91,12 @@ def _tool_dependencies(raw: Any, path: Path) -> tuple[tuple[str, ...], list[Diag
 def read_sidecar(directory: Path, fallback: frozenset[AppMode]) -> tuple[Preferences, list[Diagnostic]]:
     """Bundle default modes from ``.protoagent.json``; user/project skills default to both modes."""
     path = directory / SIDECAR_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return Preferences(modes=fallback), []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_confined(directory, SIDECAR_FILE, limit=MAX_METADATA_BYTES).decode("utf-8"))
         modes = data.get("modes") if isinstance(data, dict) else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         modes = None
     if not isinstance(modes, list) or not modes or any(m not in MODES for m in modes):
         problem = f'{SIDECAR_FILE} must be {{"modes": ["work", "coding"]}} (a non-empty subset); defaults apply'

@@ -11,6 +11,7 @@ from protoagent.errors import ToolRejected
 from protoagent.skills.activation import SKILL_TOOL, activate, is_control_plane, task_resources
 from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.workspace.confined import RefusedRead, read_confined
 
 MAX_RESOURCE_BYTES = 64_000
 
@@ -55,8 +56,9 @@ class SkillTool(Tool[SkillInput]):
         runtime: SkillRuntime = ctx.services[SKILLS_SERVICE]
         kind, target = prepared.state
         if kind == "read":
-            text = _read_resource(target)
-            return ToolOutput(text, data={"skill_resource": str(target)})
+            directory, relative = target
+            text = _read_resource(directory, relative)
+            return ToolOutput(text, data={"skill_resource": str(directory / relative)})
         if target.name in runtime.loaded:
             return ToolOutput(
                 f"skill {target.name!r} is already active above; follow its instructions",
@@ -67,7 +69,7 @@ class SkillTool(Tool[SkillInput]):
         return ToolOutput(activation.render(), data={"activation": activation.to_json()})
 
 
-def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: str) -> Path:
+def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: str) -> tuple[Path, str]:
     if name not in runtime.loaded:
         raise ToolRejected(f"load skill {name!r} first (call skill with only its name)", kind="skill_not_loaded")
     clean = relative.strip().removeprefix("./")
@@ -84,9 +86,17 @@ def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: 
             f"{relative!r} is not a resource of skill {name!r}; listed: {', '.join(listed) or 'none'}",
             kind="unknown_resource",
         )
-    return directory / clean
+    return directory, clean
 
 
-def _read_resource(path: Path) -> str:
-    with path.open("rb") as handle:
-        return handle.read(MAX_RESOURCE_BYTES).decode("utf-8", errors="replace")
+def _read_resource(directory: Path, relative: str) -> str:
+    """The resource's first bytes, opened strictly beneath its bundle folder, never through a link out."""
+    try:
+        data = read_confined(directory, relative, limit=MAX_RESOURCE_BYTES, cut=True)
+    except RefusedRead as refused:
+        raise ToolRejected(f"resource {relative!r} {refused.reason}", kind="resource_refused") from None
+    except OSError as err:
+        raise ToolRejected(
+            f"resource {relative!r} cannot be read: {err.strerror}", kind="resource_unreadable"
+        ) from None
+    return data[:MAX_RESOURCE_BYTES].decode("utf-8", errors="replace")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from protoagent.skills.simple_yaml import parse_simple
 
@@ -31,9 +32,16 @@ def parse_yaml(text: str) -> Any:
     return simple if simple is not None else parse_yaml_fully(text)
 
 
+class YamlTooDeep(YAMLError):
+    """The document nests deeper than the parser can follow."""
+
+
 def parse_yaml_fully(text: str) -> Any:
-    """Parse with ruamel.yaml (safe, YAML 1.2), whatever the shape."""
-    return YAML(typ="safe", pure=True).load(io.StringIO(text))
+    """Parse with ruamel.yaml (safe, YAML 1.2), whatever the shape; ``YamlTooDeep`` for deep nesting."""
+    try:
+        return YAML(typ="safe", pure=True).load(io.StringIO(text))
+    except RecursionError:
+        raise YamlTooDeep("the YAML is nested too deeply; keep it to a few levels") from None
 
 
 class YamlCache:
@@ -56,7 +64,7 @@ class YamlCache:
         value = parse_yaml_fully(text)
         try:
             encoded = json.dumps(value, sort_keys=True)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             return value  # dates and other non-JSON values are parsed every time
         if len(_MEMO) >= MAX_ENTRIES:
             _MEMO.clear()
@@ -84,7 +92,7 @@ class YamlCache:
 def _read(path: Path) -> dict[str, str]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return {}
     entries = data.get("entries") if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
     if not isinstance(entries, dict):
