@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from protoagent.checks.executables import beneath_root
+from protoagent.checks.failures import MAX_FAILED_TESTS
 from protoagent.checks.inventory import DependencyInventory, list_root, walk_files
 from protoagent.checks.outcomes import Outcome
 from protoagent.checks.types import MAX_DEPENDENCY_FILES, CheckPlan, CheckSpec
@@ -108,10 +109,12 @@ MAX_TESTS_SHOWN = 12
 
 
 def shown_tests(tests: Sequence[str], limit: int = MAX_TESTS_SHOWN) -> str:
-    """``a, b, c`` or, past ``limit``, the first ones and ``… and N more (M failing)``."""
+    """``a, b, c`` or, past ``limit``, the first ones and ``… and N more (M failing)``; a list the
+    parser capped at ``MAX_FAILED_TESTS`` says ``M or more``, since more may have failed."""
     if len(tests) <= limit:
         return ", ".join(tests)
-    return f"{', '.join(tests[:limit])} … and {len(tests) - limit} more ({len(tests)} failing)"
+    total = f"{len(tests)} or more" if len(tests) >= MAX_FAILED_TESTS else str(len(tests))
+    return f"{', '.join(tests[:limit])} … and {len(tests) - limit} more ({total} failing)"
 
 
 def revision_files(
