@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from protoagent.integrations import MCP_TOOLS
 from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.models.types import ToolCall
+from protoagent.processes.sandbox import select_sandbox
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest, Policy
 from protoagent.tools.pipeline import ToolPipeline, ToolResult
 
@@ -94,6 +95,7 @@ class Demo:
     """A workspace, a data home and the files the demo server writes."""
 
     def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
         self.root = tmp_path / "ws"
         self.home = tmp_path / "home"
         self.root.mkdir(parents=True)
@@ -122,7 +124,10 @@ class Demo:
         return path
 
     def broker(self, timeout_s: float | None = None) -> MCPBroker:
-        return MCPBroker.from_files(self.root, self.home, timeout_s=timeout_s)
+        """The run's broker; the sandbox lets repository servers write the demo's files beside
+        the workspace, as ``--writable`` would."""
+        sandbox = select_sandbox("auto", writable=[self.tmp])
+        return MCPBroker.from_files(self.root, self.home, timeout_s=timeout_s, sandbox=sandbox)
 
     def pipeline(
         self, policy: Policy = "auto", broker: MCPBroker | None = None, answerer: Answerer | None = None
@@ -132,6 +137,18 @@ class Demo:
 
     def calls(self) -> list[str]:
         return self.calls_file.read_text().splitlines() if self.calls_file.exists() else []
+
+    def running(self) -> list[int]:
+        """Host process ids of demo servers still running (a sandboxed server's own pid is its
+        namespace's, so processes are found by the script in their command line)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and str(self.script).encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
 
     def pids(self) -> list[int]:
         return [int(line) for line in self.pid_file.read_text().split()] if self.pid_file.exists() else []

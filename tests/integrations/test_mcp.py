@@ -16,7 +16,7 @@ from protoagent.tools.approvals import ApprovalRequest
 from protoagent.tools.pipeline import ToolPipeline, ToolResult
 
 from .helpers import event_types
-from .mcp_support import Demo, alive, approver, call, one, session
+from .mcp_support import Demo, approver, call, one, session
 
 pytest.importorskip("mcp", reason="the MCP broker needs the mcp SDK (protoagent[mcp])")
 
@@ -25,7 +25,7 @@ pytest.importorskip("mcp", reason="the MCP broker needs the mcp SDK (protoagent[
 def demo(tmp_path: Path) -> Iterator[Demo]:
     demo = Demo(tmp_path)
     yield demo
-    assert [pid for pid in demo.pids() if alive(pid)] == [], "an MCP server outlived its run"
+    assert demo.running() == [], "an MCP server outlived its run"
 
 
 def decided(pipeline: ToolPipeline) -> list[str]:
@@ -56,7 +56,7 @@ def test_one_server_process_per_run_started_lazily_and_stopped_with_the_run(demo
 
     results = session(pipeline, body)
     assert [r.output.splitlines()[-1] for r in results] == ["1", "2", "3"], "the server kept its state"
-    assert len(demo.pids()) == 1 and not alive(demo.pids()[0])
+    assert len(demo.pids()) == 1 and demo.running() == []
     broker = pipeline.env.services["mcp_broker"]
     assert broker.starts == {"demo": 1}
 
@@ -197,7 +197,7 @@ def test_a_call_runs_with_approval_and_the_preview_names_the_effect(demo: Demo) 
     assert result.data["external_effect"] is True and result.data["arguments_summary"] == '{"a": 2, "b": 3}'
     preview = seen[-1].preview
     assert preview.startswith("call MCP tool 'add' on MCP server 'demo' from ")
-    assert "its effects are outside the workspace" in preview and "env CALLS_FILE, PID_FILE" in preview
+    assert "its effects are outside the workspace" in preview and "env CALLS_FILE=***, PID_FILE=***" in preview
     assert decided(pipeline) == ["approved"] and demo.calls() == ["add 2 3"]
 
 
@@ -284,7 +284,10 @@ def test_a_server_that_never_answers_is_stopped_at_its_timeout(demo: Demo) -> No
         ('{"servers": {"x": {"command": 5}}}', 'field "servers.x.command" must be a program name'),
         ('{"mcpServers": {"x": {"command": "a", "env": {"K": 1}}}}', 'field "mcpServers.x.env" must be an object of'),
         ('{"mcpServers": {"x": {"type": "ws", "url": "ws://h"}}}', "is not a transport"),
-        ('{"mcpServers": {"x": {"command": "a", "args": ["${NOPE_UNSET_VAR}"]}}}', "${NOPE_UNSET_VAR} is not set"),
+        (
+            '{"mcpServers": {"x": {"command": "a", "args": ["${NOPE_UNSET_VAR}"]}}}',
+            "${NOPE_UNSET_VAR} reads your environment",
+        ),
         ('{"servers": {"a b": {"command": ["a"]}}}', "server names use letters"),
     ],
 )
@@ -309,7 +312,9 @@ def test_the_mcp_servers_shape_with_variable_expansion(tmp_path: Path) -> None:
         }
     }
     (tmp_path / ".mcp.json").write_text(json.dumps(config))
-    loaded = load_mcp_config(tmp_path, None, {"TOKEN": "s3cret", "PATHPART": "mcp"})
+    environ = {"TOKEN": "s3cret", "PATHPART": "mcp"}
+    allowed = {"gh": ["TOKEN"], "remote": ["TOKEN", "PATHPART"]}
+    loaded = load_mcp_config(tmp_path, None, environ, allowed_env=allowed)
     gh, remote, old = loaded.servers["gh"], loaded.servers["remote"], loaded.servers["old"]
     assert gh.command == ("gh-mcp", "--token", "s3cret") and gh.env == {"LEVEL": "info"}
     assert remote.transport == "http" and remote.url == "https://example.org/mcp"

@@ -13,7 +13,7 @@ import pytest
 from protoagent.testing import make_repo
 from workflow.support import call, run_workflow, say
 
-from .mcp_support import Demo, alive
+from .mcp_support import Demo
 
 pytest.importorskip("mcp", reason="the MCP broker needs the mcp SDK (protoagent[mcp])")
 GIT_SERVER = shutil.which("mcp-server-git") or str(Path(sys.executable).parent / "mcp-server-git")
@@ -79,7 +79,7 @@ def test_one_server_per_run_stopped_when_the_run_ends(tmp_path: Path) -> None:
     run = run_workflow(tmp_path, "count", turns, mcp=True, approval="auto", surface="editing")
     outputs = [e.payload["output"].splitlines()[-1] for e in run.ended("mcp__demo__increment")]
     assert outputs == ["1", "2", "3"]
-    assert len(demo.pids()) == 1 and not alive(demo.pids()[0]), "one process, stopped with the run"
+    assert len(demo.pids()) == 1 and demo.running() == [], "one process, stopped with the run"
     assert [e["tool"] for e in run.json["external_effects"]] == ["increment"] * 3
 
 
@@ -111,7 +111,7 @@ def test_server_tools_are_native_tools_with_their_schemas_and_the_prompt_names_s
     assert run.json["external_effects"] == [
         {"server": "demo", "tool": "add", "arguments_summary": '{"a": 2, "b": 5}', "status": "ok"}
     ]
-    assert len(demo.pids()) == 1 and not alive(demo.pids()[0])
+    assert len(demo.pids()) == 1 and demo.running() == []
 
 
 def test_past_the_schema_budget_a_server_stays_behind_the_general_tools(tmp_path: Path) -> None:
@@ -180,4 +180,4 @@ def test_an_interrupted_run_records_its_end_and_stops_its_servers(tmp_path: Path
     asyncio.run(interrupt())
     events = store.load(store.list()[0].session_id)
     assert events[-1].type == "run.ended" and events[-1].payload["status"] == "cancelled"
-    assert len(demo.pids()) == 1 and not alive(demo.pids()[0]), "the server stopped with the run"
+    assert len(demo.pids()) == 1 and demo.running() == [], "the server stopped with the run"

@@ -5,12 +5,18 @@ the rest of the run; ``aclose`` stops every server and belongs on the run's clea
 happens however the run ends. A server that crashed is started again on its next use. Tool
 listings are remembered so arguments can be checked against the server's declared input
 schema before any approval. The SDK is imported only when a server is used.
+
+A repository's stdio servers run inside the run's sandbox, with a HOME and temp folder of
+their own that ``aclose`` removes. Without a sandbox (none available under ``--sandbox auto``)
+a repository's server is never trusted from memory: every start asks, as every command does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from protoagent.errors import ToolRejected
 from protoagent.integrations.mcp_config import WORKSPACE_MCP_FILE, MCPConfig, MCPServerSpec, load_mcp_config
-from protoagent.integrations.mcp_session import Action, MCPConnection, MCPFailure
+from protoagent.integrations.mcp_session import Action, Confinement, MCPConnection, MCPFailure
 from protoagent.integrations.mcp_trust import TrustStore
+from protoagent.processes.command import SandboxProfile
+from protoagent.processes.sandbox import asks_each_command, select_sandbox
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -57,7 +65,9 @@ class MCPBroker:
         timeout_s: float | None = None,
         trust: TrustStore | None = None,
         diagnostics: tuple[str, ...] = (),
+        sandbox: SandboxProfile | None = None,
     ) -> None:
+        """``sandbox``: the run's command sandbox (``--sandbox auto``'s choice when not given)."""
         self.servers = {n: s for n, s in servers.items() if not s.disabled}
         if timeout_s is not None:
             self.servers = {n: replace(s, timeout_s=timeout_s) for n, s in self.servers.items()}
@@ -69,12 +79,20 @@ class MCPBroker:
         self._locks: dict[str, asyncio.Lock] = {}
         self._outputs: dict[str, str] = {}
         self._starts: dict[str, int] = {}
+        self.sandbox: SandboxProfile = sandbox if sandbox is not None else select_sandbox("auto")
+        self._folder: Path | None = None
 
     @classmethod
-    def from_files(cls, root: Path, home: Path | None, *, timeout_s: float | None = None) -> MCPBroker:
-        """Read the person's and the repository's MCP files; problems become ``diagnostics``."""
-        config: MCPConfig = load_mcp_config(root, home)
-        return cls(config.servers, root, timeout_s=timeout_s, trust=TrustStore(home), diagnostics=config.diagnostics)
+    def from_files(
+        cls, root: Path, home: Path | None, *, timeout_s: float | None = None, sandbox: SandboxProfile | None = None
+    ) -> MCPBroker:
+        """Read the person's and the repository's MCP files; problems become ``diagnostics``.
+        The repository's files expand only the variables the person allowed (``mcp allow-env``)."""
+        trust = TrustStore(home)
+        config: MCPConfig = load_mcp_config(root, home, allowed_env=trust.allowed_env(root))
+        return cls(
+            config.servers, root, timeout_s=timeout_s, trust=trust, diagnostics=config.diagnostics, sandbox=sandbox
+        )
 
     @property
     def starts(self) -> dict[str, int]:
@@ -100,8 +118,21 @@ class MCPBroker:
         )
 
     def server_trusted(self, name: str) -> bool:
-        """Whether the server may start without asking: the person's own, or trusted earlier."""
-        return self.trust.trusted(self.root, self.server(name))
+        """Whether the server may start without asking: the person's own, or trusted earlier as
+        it is now (and a sandbox will confine it)."""
+        spec = self.server(name)
+        if not spec.trusted and spec.transport == "stdio" and asks_each_command(self.sandbox):
+            return False
+        return self.trust.trusted(self.root, spec)
+
+    def confinement_note(self, name: str) -> str:
+        """How the server will run, for the approval text."""
+        spec = self.server(name)
+        if spec.trusted or spec.transport != "stdio":
+            return ""
+        if asks_each_command(self.sandbox):
+            return f"no sandbox is available, so it runs unconfined ({self.sandbox.name}); you are asked at every start"
+        return f"it runs inside the sandbox: {self.sandbox.name}"
 
     def remember_trust(self, name: str) -> None:
         self.trust.trust(self.root, self.server(name))
@@ -169,11 +200,16 @@ class MCPBroker:
         async with lock:
             connection = self._connections.get(spec.name)
             if connection is None:
-                connection = self._connections[spec.name] = MCPConnection(spec, self.root)
+                connection = self._connections[spec.name] = MCPConnection(spec, self.root, self._confinement())
             if not connection.alive:
                 self._starts[spec.name] = self._starts.get(spec.name, 0) + 1
                 await connection.start()
             return connection
+
+    def _confinement(self) -> Confinement:
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="protoagent-mcp-"))
+        return Confinement(self.sandbox, self._folder / "home", self._folder / "tmp")
 
     def keep_output(self, call_id: str, text: str, artifacts_dir: Path | None) -> str | None:
         """Keep a long result for paging; written to the artifacts folder when there is one."""
@@ -197,6 +233,9 @@ class MCPBroker:
         for connection in self._connections.values():
             connection.release()
         self._connections.clear()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
 
 def _info(tool: Any) -> MCPToolInfo:

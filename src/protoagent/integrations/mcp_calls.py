@@ -50,12 +50,14 @@ def start_step(broker: MCPBroker, server: str, purpose: str) -> tuple[str, Effec
     spec = broker.server(server)
     if broker.running(server):
         return f"{purpose} of MCP server {server!r} (already running in this run)", "read", False
+    note = broker.confinement_note(server)
+    start = f"start {spec.describe()}\nthen {purpose}" + (f"\n{note}" if note else "")
     if broker.server_trusted(server):
-        return f"start {spec.describe()}\nthen {purpose}", "read", False
+        return start, "read", False
     preview = (
-        f"start {spec.describe()}\nthen {purpose}\n"
-        "this server is declared by the repository and is untrusted: approving trusts it for this "
-        "repository (remembered until its command, environment or URL changes)"
+        f"{start}\nthis server is declared by the repository and is untrusted: approving trusts it for this "
+        "repository (remembered until what it runs changes: its command, arguments, environment, headers, "
+        "URL or the repository files its command names)"
     )
     return preview, "execute", True
 

@@ -11,7 +11,10 @@ A server has ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers``
 ``max_output`` (characters), ``allow``/``deny`` (tool names) and, in the person's own file
 only, ``trusted`` (all its tools) or ``trusted_tools``: calls that ``--approval auto`` may run
 without asking. ``${VAR}`` and ``${VAR:-default}`` expand in ``env``, ``args``, ``url`` and
-``headers`` from the environment ProtoAgent started in. Unknown fields are ignored (and kept
+``headers`` from the environment ProtoAgent started in; in a repository's file only the
+variables the person allowed for that server expand (``allowed_env``), others take their
+default or leave the server out. What a server is shown as (``describe``) is what the file
+says, never an expanded value. Unknown fields are ignored (and kept
 when the files are edited). A bad server or a bad file is a diagnostic, never a refusal: the
 run goes on without it. On a name collision the earlier file's server is kept: the person's
 own server is never replaced by the repository's.
@@ -19,16 +22,15 @@ own server is never replaced by the repository's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from protoagent.integrations.mcp_expand import ExpansionError, expand
+from protoagent.integrations.mcp_expand import ExpansionError, expand, references
 from protoagent.workspace.confined import RefusedRead, read_confined
 
 MCP_FILE = "mcp.json"
@@ -49,6 +51,19 @@ TRANSPORTS: dict[str, Transport] = {
     "streamableHttp": "http",
     "sse": "sse",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A server's endpoint exactly as its file writes it."""
+
+    command: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"command": list(self.command), "env": self.env, "headers": self.headers, "url": self.url}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +89,8 @@ class MCPServerSpec:
     deny: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_output: int = DEFAULT_MAX_OUTPUT
+    written: Written | None = None
+    """The endpoint as the file writes it (``${VAR}`` unexpanded): what approvals show and trust pins."""
 
     @property
     def trusted(self) -> bool:
@@ -88,19 +105,33 @@ class MCPServerSpec:
         return tool not in self.deny and (self.allow is None or tool in self.allow)
 
     @property
-    def identity(self) -> str:
-        """A digest of what the server runs or reaches: trust is remembered for exactly this."""
-        what = {"transport": self.transport, "command": self.command, "env": self.env, "cwd": self.cwd, "url": self.url}
-        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+    def as_written(self) -> Written:
+        return self.written or Written(self.command, dict(self.env), dict(self.headers), self.url)
 
     def target(self) -> str:
+        """What the server runs or reaches, as written: ``argv [...]`` or ``http URL``."""
+        written = self.as_written
         if self.transport == "stdio":
-            return f"argv {json.dumps(list(self.command))}"
-        return f"{self.transport} {self.url}"
+            return f"argv {json.dumps(list(written.command))}"
+        return f"{self.transport} {written.url}"
 
     def describe(self) -> str:
-        env = f"; env {', '.join(sorted(self.env))}" if self.env else ""
-        return f"MCP server {self.name!r} from {self.source}: {self.target()}{env}"
+        """Everything that will be run or sent, as the file writes it; the person's own literal
+        env and header values are shown as ``***`` (a repository's are shown: they are its own)."""
+        written = self.as_written
+        parts = [f"MCP server {self.name!r} from {self.source}: {self.target()}"]
+        if self.cwd:
+            parts.append(f"cwd {self.cwd}")
+        if written.env:
+            parts.append("env " + ", ".join(f"{k}={self._shown(v)}" for k, v in sorted(written.env.items())))
+        if written.headers:
+            parts.append("headers " + ", ".join(f"{k}: {self._shown(v)}" for k, v in sorted(written.headers.items())))
+        return "; ".join(parts)
+
+    def _shown(self, value: str) -> str:
+        if self.origin == "workspace" or references(value):
+            return value
+        return "***"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +152,27 @@ def config_files(root: Path, home: Path | None) -> list[tuple[Path, Origin]]:
     return files + [(root / rel, "workspace") for rel in PROJECT_MCP_FILES]
 
 
+AllowedEnv = Mapping[str, Iterable[str]]
+"""Server name -> the variables of the person's environment a repository's file may expand for it."""
+
+
 def load_mcp_config(
-    root: Path, home: Path | None, environ: Mapping[str, str] | None = None, *, disabled: bool = True
+    root: Path,
+    home: Path | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    disabled: bool = True,
+    allowed_env: AllowedEnv | None = None,
 ) -> MCPConfig:
     """Servers from every file (earlier files win a name); problems become diagnostics.
 
-    With ``disabled`` false, disabled servers are left out."""
+    With ``disabled`` false, disabled servers are left out. Repository files expand only the
+    variables ``allowed_env`` names for each server (none when it is not given)."""
     env = os.environ if environ is None else environ
     servers: dict[str, MCPServerSpec] = {}
     diagnostics: list[str] = []
     for path, origin in config_files(root, home):
-        found, problems = read_mcp_file(path, origin, env)
+        found, problems = read_mcp_file(path, origin, env, allowed_env or {})
         diagnostics += problems
         for name, spec in found.items():
             kept = servers.get(name)
@@ -169,7 +210,9 @@ def read_raw(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_mcp_file(path: Path, origin: Origin, environ: Mapping[str, str]) -> tuple[dict[str, MCPServerSpec], list[str]]:
+def read_mcp_file(
+    path: Path, origin: Origin, environ: Mapping[str, str], allowed_env: AllowedEnv | None = None
+) -> tuple[dict[str, MCPServerSpec], list[str]]:
     """The servers one file declares and its problems; a missing file declares none."""
     try:
         data = read_raw(path)
@@ -186,15 +229,14 @@ def read_mcp_file(path: Path, origin: Origin, environ: Mapping[str, str]) -> tup
             continue
         for name, entry in entries.items():
             try:
-                servers[name] = parse_server(path, origin, shape, name, entry, environ)
+                allowed = None if origin == "data_home" else frozenset((allowed_env or {}).get(name, ()))
+                servers[name] = parse_server(path, origin, shape, name, entry, _Environ(environ, True, allowed))
             except ValueError as exc:
                 problems.append(f"{exc}; server {name!r} is left out")
     return servers, problems
 
 
-def parse_server(
-    path: Path, origin: Origin, shape: str, name: str, entry: Any, environ: Mapping[str, str]
-) -> MCPServerSpec:
+def parse_server(path: Path, origin: Origin, shape: str, name: str, entry: Any, environ: _Environ) -> MCPServerSpec:
     """One server entry; raises ``ValueError`` naming file, field and fix."""
     where = f'{path}: field "{shape}.{name}'
     if not isinstance(name, str) or not SERVER_NAME.match(name):
@@ -204,7 +246,7 @@ def parse_server(
     try:
         transport = _transport(where, entry)
         disabled = _bool(where, entry, "disabled")
-        fields = _endpoint(where, transport, entry, _Environ(environ, strict=not disabled))
+        fields = _endpoint(where, transport, entry, replace(environ, strict=not disabled))
     except ExpansionError as exc:
         raise ValueError(f'{where}": {exc}') from None
     trusted_all = _bool(where, entry, "trusted")
@@ -240,9 +282,11 @@ def _transport(where: str, entry: dict[str, Any]) -> Transport:
 class _Environ:
     values: Mapping[str, str]
     strict: bool
+    allowed: frozenset[str] | None
+    """The variables a repository's file may read for this server; ``None``: any (the person's file)."""
 
     def expand(self, value: str) -> str:
-        return expand(value, self.values, strict=self.strict)
+        return expand(value, self.values, strict=self.strict, allowed=self.allowed)
 
 
 def _endpoint(where: str, transport: Transport, entry: dict[str, Any], environ: _Environ) -> dict[str, Any]:
@@ -251,7 +295,9 @@ def _endpoint(where: str, transport: Transport, entry: dict[str, Any], environ: 
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f'{where}.url" must be an http(s) URL for a {transport} server')
         headers = _strings(where, entry, "headers")
-        return {"url": environ.expand(url), "headers": {k: environ.expand(v) for k, v in headers.items()}}
+        written = Written(headers=headers, url=url)
+        expanded = {k: environ.expand(v) for k, v in headers.items()}
+        return {"url": environ.expand(url), "headers": expanded, "written": written}
     command = entry.get("command")
     if isinstance(command, str) and command:
         command = [command]
@@ -263,9 +309,10 @@ def _endpoint(where: str, transport: Transport, entry: dict[str, Any], environ: 
     cwd = entry.get("cwd", "")
     if not isinstance(cwd, str):
         raise ValueError(f'{where}.cwd" must be a directory path')
-    env = {k: environ.expand(v) for k, v in _strings(where, entry, "env").items()}
+    written_env = _strings(where, entry, "env")
+    env = {k: environ.expand(v) for k, v in written_env.items()}
     argv = (*command, *(environ.expand(a) for a in args))
-    return {"command": argv, "env": env, "cwd": cwd}
+    return {"command": argv, "env": env, "cwd": cwd, "written": Written((*command, *args), written_env)}
 
 
 def _strings(where: str, entry: dict[str, Any], key: str) -> dict[str, str]:

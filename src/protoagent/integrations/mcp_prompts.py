@@ -22,6 +22,8 @@ from protoagent.integrations.evidence import clip, evidence_header
 from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
 from protoagent.integrations.mcp_calls import failure_output, plan_of
 from protoagent.integrations.mcp_tools import broker_of, listing_prepared
+from protoagent.processes.command import SandboxProfile
+from protoagent.tools.approvals import Answerer, ApprovalRequest, ApprovalService, Policy
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 if TYPE_CHECKING:
@@ -159,19 +161,30 @@ def prompt_arguments(rest: str, first: str | None) -> dict[str, str]:
     return pairs
 
 
-async def expand_prompt_command(text: str, root: Path, home: Path | None) -> str:
+async def expand_prompt_command(
+    text: str,
+    root: Path,
+    home: Path | None,
+    *,
+    policy: Policy = "deny",
+    answerer: Answerer | None = None,
+    sandbox: SandboxProfile | None = None,
+) -> str:
     """The text with a leading ``/mcp:<server>:<prompt> ...`` replaced by the prompt's messages;
-    any other text is returned as it is. The person naming the server is the approval to start it."""
+    any other text is returned as it is. Starting a repository server the person has not trusted
+    asks the same question a tool call would, under the run's ``policy`` and ``answerer``; with
+    nobody to answer, or under ``deny``, it is refused."""
     parsed = parse_prompt_command(text)
     if parsed is None:
         return text
     server, name, rest = parsed
-    broker = MCPBroker.from_files(root, home)
+    broker = MCPBroker.from_files(root, home, sandbox=sandbox)
     try:
         broker.server(server)
     except Exception as exc:
         raise ConfigError(str(exc)) from None
     try:
+        await _approve_start(broker, server, f"get prompt {name!r}", ApprovalService(policy, answerer))
         found = await broker.run(server, lambda s: s.list_prompts())
         prompt = next((p for p in found.prompts if p.name == name), None)
         if prompt is None:
@@ -184,6 +197,25 @@ async def expand_prompt_command(text: str, root: Path, home: Path | None) -> str
     finally:
         await broker.aclose()
     return expanded
+
+
+async def _approve_start(broker: MCPBroker, server: str, purpose: str, approvals: ApprovalService) -> None:
+    """Ask before an untrusted repository server starts; raises ``ConfigError`` when refused."""
+    prepared = listing_prepared(broker, server, purpose)
+    if not plan_of(prepared).start_untrusted:
+        return
+    request = ApprovalRequest(
+        call_id=f"mcp_prompt_{server}",
+        tool=McpPromptsTool.name,
+        effect=prepared.effect,
+        preview=prepared.preview,
+        inside_workspace=False,
+        external=prepared.external,
+    )
+    decision = await approvals.decide(request)
+    if not decision.allow:
+        raise ConfigError(f"MCP server {server!r} was not started: {decision.reason}")
+    broker.remember_trust(server)
 
 
 MCP_RESOURCE_TOOLS: tuple[type[Tool[Any]], ...] = (McpResourcesTool, McpPromptsTool)

@@ -5,6 +5,10 @@ A background task owns the transport (stdio process, Streamable HTTP or SSE) and
 calls reach it through a queue. ``close`` leaves the session: stdin closes, then the SDK
 terminates and reaps the server's process group. Before initialization finishes, a line on
 stdout that is not JSON-RPC fails the start at once, naming that line.
+
+A stdio server declared by the repository runs inside the command sandbox, like a command
+(its own ``HOME`` and ``TMPDIR``, its working directory inside the workspace); every stdio
+server gets the git overrides of ``mcp_git``, so git ignores the repository's configured programs.
 """
 
 from __future__ import annotations
@@ -14,11 +18,15 @@ import logging
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 from protoagent.errors import ConfigError
 from protoagent.integrations.mcp_config import MCPServerSpec
+from protoagent.integrations.mcp_git import git_safe_env
+from protoagent.processes.command import SandboxProfile
+from protoagent.processes.sandbox import SandboxScope
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -36,12 +44,22 @@ class ProtocolNoise(Exception):
     """The server wrote something other than JSON-RPC to stdout."""
 
 
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How a repository's stdio server is started: the run's sandbox, and its HOME and temp."""
+
+    sandbox: SandboxProfile
+    home: Path
+    tmp: Path
+
+
 class MCPConnection:
     """A started server and its initialized session; ``call`` runs one action on it."""
 
-    def __init__(self, spec: MCPServerSpec, root: Path) -> None:
+    def __init__(self, spec: MCPServerSpec, root: Path, confinement: Confinement | None = None) -> None:
         self.spec = spec
         self.root = root
+        self.confinement = confinement
         self.starts = 0
         self._queue: asyncio.Queue[tuple[Action, asyncio.Future[Any]] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -138,7 +156,7 @@ class MCPConnection:
             from mcp import ClientSession
         except ImportError:
             raise ConfigError("MCP servers need the mcp SDK: install protoagent[mcp]") from None
-        read, write = await stack.enter_async_context(_transport(self.spec, self.root, self._errlog))
+        read, write = await stack.enter_async_context(_transport(self.spec, self.root, self.confinement, self._errlog))
         checked_send, checked = anyio.create_memory_object_stream[Any](0)
         group = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(group.cancel_scope.cancel)
@@ -194,16 +212,14 @@ def _offending_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:200]
 
 
-def _transport(spec: MCPServerSpec, root: Path, errlog: TextIO) -> Any:
+def _transport(spec: MCPServerSpec, root: Path, confinement: Confinement | None, errlog: TextIO) -> Any:
     """The SDK's client transport for the server: a context manager yielding (read, write)."""
     if spec.transport == "stdio":
         from mcp import StdioServerParameters, stdio_client
 
         _quiet_sdk_logs()
-        cwd = (root / spec.cwd) if spec.cwd else root
-        params = StdioServerParameters(
-            command=spec.command[0], args=list(spec.command[1:]), env=spec.env or None, cwd=cwd
-        )
+        argv, env, cwd = stdio_launch(spec, root, confinement)
+        params = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=env, cwd=cwd)
         return stdio_client(params, errlog=errlog)
     from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -215,6 +231,27 @@ def _transport(spec: MCPServerSpec, root: Path, errlog: TextIO) -> Any:
 
     client = create_mcp_http_client(headers=spec.headers or None)
     return _with_client(client, streamable_http_client(spec.url, http_client=client))
+
+
+def stdio_launch(
+    spec: MCPServerSpec, root: Path, confinement: Confinement | None
+) -> tuple[tuple[str, ...], dict[str, str], Path]:
+    """The argv, extra environment and cwd a stdio server is spawned with; a repository's server
+    is wrapped in the sandbox and may not name a working directory outside the workspace."""
+    base = root.resolve()
+    cwd = (base / spec.cwd).resolve() if spec.cwd else base
+    env = git_safe_env(cwd, spec.env)
+    if spec.origin != "workspace":
+        return spec.command, env, cwd
+    if cwd != base and not cwd.is_relative_to(base):
+        raise MCPFailure(f"{spec.describe()}: its cwd {spec.cwd!r} lies outside the workspace; it is not started")
+    if confinement is None:
+        raise MCPFailure(f"{spec.describe()}: a repository's server starts only inside the run's sandbox")
+    for folder in (confinement.home, confinement.tmp):
+        folder.mkdir(parents=True, exist_ok=True)
+    scope = SandboxScope(base, confinement.home, confinement.tmp, cwd)
+    env |= {"HOME": str(confinement.home), "TMPDIR": str(confinement.tmp)}
+    return confinement.sandbox.wrap(spec.command, scope), env, cwd
 
 
 def _with_client(client: Any, transport: Any) -> Any:
@@ -254,6 +291,8 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _explain(exc: BaseException, timeout_s: float) -> str:
+    if isinstance(exc, MCPFailure):
+        return str(exc)
     if isinstance(exc, ProtocolNoise):
         return f"it wrote non-protocol text to stdout during startup: {str(exc)!r}; servers must log to stderr"
     if isinstance(exc, TimeoutError):

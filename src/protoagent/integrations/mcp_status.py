@@ -16,8 +16,8 @@ from protoagent.integrations.mcp_trust import TrustStore
 
 async def server_statuses(root: Path, home: Path | None, *, connect: bool = True) -> dict[str, Any]:
     """``{"servers": [...], "diagnostics": [...]}`` for the workspace ``root``."""
-    config = load_mcp_config(root, home)
     trust = TrustStore(home)
+    config = load_mcp_config(root, home, allowed_env=trust.allowed_env(root))
     broker = MCPBroker(config.servers, root, trust=trust)
     rows = []
     try:
@@ -34,7 +34,7 @@ async def _row(broker: MCPBroker, spec: MCPServerSpec, trusted: bool, connect: b
         "source": str(spec.source),
         "origin": "user" if spec.trusted else "project",
         "transport": spec.transport,
-        "target": spec.command[0] if spec.transport == "stdio" else spec.url,
+        "target": spec.as_written.command[0] if spec.transport == "stdio" else spec.as_written.url,
         "trusted": trusted,
         "tools": [],
     }

@@ -97,7 +97,14 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     run_sandbox(options)  # refuses a required sandbox that is missing before anything runs
     budget = Budget(DEFAULT_MODEL_CALLS if options.max_model_calls is None else options.max_model_calls)
     if options.mcp:  # "/mcp:<server>:<prompt> ..." becomes the prompt's text
-        objective = await expand_prompt_command(objective, root, options.data_home)
+        objective = await expand_prompt_command(
+            objective,
+            root,
+            options.data_home,
+            policy=options.approval,
+            answerer=options.answerer,
+            sandbox=run_sandbox(options),
+        )
     if objective.lstrip().startswith("!"):
         return await run_user_command(objective, team, extra, options)
     models = run_models(options, team)
@@ -124,7 +131,8 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if extras:
         role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path, "sandbox": run_sandbox(options)}
-    broker = MCPBroker.from_files(root, options.data_home) if options.mcp and extras else None
+    sandbox = services["sandbox"]
+    broker = MCPBroker.from_files(root, options.data_home, sandbox=sandbox) if options.mcp and extras else None
     if broker is not None:
         services["mcp_broker"] = broker
     repos = (root, *extra) if team.mode == "coding" else ()

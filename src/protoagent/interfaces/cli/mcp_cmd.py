@@ -156,6 +156,32 @@ def _switch(name: str, project: bool, repo: Path, disabled: bool) -> None:
     typer.echo(f"{'disabled' if disabled else 'enabled'} MCP server {name!r} in {path}")
 
 
+@mcp_app.command("allow-env")
+def allow_env(
+    name: Annotated[str, typer.Argument(help="A server the repository's MCP file declares.")],
+    variables: Annotated[list[str] | None, typer.Argument(help="Variables it may expand.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Allow none again.")] = False,
+    repo: RepoOption = Path("."),
+) -> None:
+    """Let a repository's server expand ${VAR} from your environment (none may by default)."""
+    import re
+
+    from protoagent.integrations.mcp_trust import TrustStore
+
+    chosen = [] if clear else list(variables or [])
+    if not clear and not chosen:
+        _fail("name the variables to allow (e.g. 'protoagent mcp allow-env docs DOCS_TOKEN'), or pass --clear")
+    bad = [v for v in chosen if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)]
+    if bad:
+        _fail(f"{bad[0]!r} is not a variable name; write it without '$' or braces")
+    store = TrustStore(data_home())
+    kept = [] if clear else store.allowed_env(repo.resolve()).get(name, [])
+    store.allow_env(repo.resolve(), name, [*kept, *chosen])
+    allowed = store.allowed_env(repo.resolve()).get(name, [])
+    shown = ", ".join(allowed) or "no variables"
+    typer.echo(f"MCP server {name!r} of {repo.resolve()} may expand {shown} from your environment")
+
+
 @mcp_app.command("enable")
 def enable(
     name: Annotated[str, typer.Argument(help="Server name.")],
