@@ -8,7 +8,7 @@ one ``local`` would use. Every request is a small-profile Coder request: the com
 hook over the six real workspace tools (``WORKSPACE_TOOLS``), JSON action mode, temperature 0.
 Wall-clock times come from ``time.perf_counter``; all harness calls share one event loop.
 
-1. Prefix reuse: a 20-step session through ``LlamaLocalProvider.stream`` (max 96 output tokens).
+1. Prefix reuse: a 20-step session through the model's worker process (max 96 output tokens).
    After each step the conversation grows the way the agent loop grows it: the model's tool
    call as an assistant action plus a synthetic tool result (a 20-line read, a listing, search
    matches or an edit receipt); a final answer gets a user follow-up; a cut-off reply gets the
@@ -56,7 +56,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -66,15 +66,8 @@ from protoagent.errors import ConfigError, LimitExceeded
 from protoagent.hooks.compact_protocol import CompactProtocolHook
 from protoagent.models import catalog
 from protoagent.models.json_actions import action_schema, json_mode_system, parse_action, render_history
-from protoagent.models.llama_local import (
-    LlamaLocalProvider,
-    LoadedModel,
-    Prompt,
-    cached_prefix,
-    from_spec,
-    load_model,
-    render_prompt,
-)
+from protoagent.models.llama_engine import LoadedModel, Prompt, cached_prefix, load_model, render_prompt
+from protoagent.models.llama_local import LlamaLocalProvider, chat_messages, from_spec
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import Message, ModelRequest, ModelTurn, ToolCall, ToolSchema
 from protoagent.workspace.tools import WORKSPACE_TOOLS
@@ -138,7 +131,7 @@ def request_for(messages: Sequence[Message], max_tokens: int) -> ModelRequest:
 def harness_prompt(loaded: LoadedModel, request: ModelRequest) -> Prompt:
     """The prompt tokens the provider renders for this request."""
     system = json_mode_system(request.system, request.tools, tools_in_prompt=request.tools_in_prompt)
-    return render_prompt(loaded, [Message("system", system), *render_history(request.messages)])
+    return render_prompt(loaded, chat_messages([Message("system", system), *render_history(request.messages)]))
 
 
 def action_grammar(loaded: LoadedModel, tools: Sequence[ToolSchema]) -> Any:
@@ -186,16 +179,6 @@ def lazy_completion(loaded: LoadedModel, prompt: Prompt, max_tokens: int, gramma
 
 def print_none(_: str) -> None:
     """Streamed text is not shown."""
-
-
-def prompt_evaluations(loaded: LoadedModel) -> int | None:
-    """llama.cpp's count of prompt tokens evaluated so far (``None`` if this build hides it)."""
-    try:
-        import llama_cpp
-
-        return int(llama_cpp.llama_perf_context(loaded.llama._ctx.ctx).n_p_eval)
-    except (AttributeError, ImportError):
-        return None
 
 
 # 1. Prefix reuse ------------------------------------------------------------------------------
@@ -249,19 +232,28 @@ def action_name(turn: ModelTurn) -> str:
     return "cut off" if turn.stop_reason == "invalid_action" else "final"
 
 
+async def worker_turn(provider: LlamaLocalProvider, request: ModelRequest) -> tuple[ModelTurn, int]:
+    """One turn through the model's worker process, and the prompt tokens llama.cpp evaluated there."""
+    from protoagent.models.types import Usage
+
+    pieces: list[str] = []
+    done = await asyncio.to_thread(provider.worker.request, provider.generate_message(request), on_text=pieces.append)
+    reply = "".join(pieces)
+    turn = parse_action(reply, request.tools)
+    if not turn.tool_calls and reply.lstrip().startswith("{") and turn.text == reply.strip():
+        turn = replace(turn, stop_reason="invalid_action")  # cut off, as the provider reports it
+    return replace(turn, usage=Usage(**done["usage"])), int(done["evaluated"])
+
+
 async def measure_prefix_reuse(provider: LlamaLocalProvider, steps: int) -> list[SessionStep]:
-    loaded = load_model(provider.path, provider.n_ctx)
     messages = [Message("user", SESSION_TASK)]
     figures: list[SessionStep] = []
     for step in range(1, steps + 1):
-        before = prompt_evaluations(loaded)
         try:
-            turn = await harness_turn(provider, request_for(messages, SESSION_MAX_TOKENS))
+            turn, counted = await worker_turn(provider, request_for(messages, SESSION_MAX_TOKENS))
         except LimitExceeded as error:
             print(f"  session stopped at step {step}: {error}")
             break
-        after = prompt_evaluations(loaded)
-        counted = after - before if after is not None and before is not None else None
         usage = turn.usage
         figure = SessionStep(step, usage.input_tokens, usage.cached_input_tokens, counted, action_name(turn))
         figures.append(figure)

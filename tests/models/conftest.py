@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -18,6 +19,17 @@ from pathlib import Path
 import pytest
 
 SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def probe_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The embedded model's probe results go to a temporary data home, not the person's own."""
+    if os.environ.get("PROTOAGENT_HOME"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PROTOAGENT_HOME", str(tmp_path_factory.mktemp("home")))
+        yield
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ import pytest
 from protoagent.errors import ConfigError, LimitExceeded
 from protoagent.models import catalog
 from protoagent.models.registry import ModelConfig, resolve_model
-from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, ToolSchema
+from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, ToolSchema, Usage
 
 pytestmark = [
     pytest.mark.local_model,
@@ -56,15 +56,6 @@ def collect(provider: object, request: ModelRequest) -> tuple[list[TextDelta], M
     assert isinstance(events[-1], ModelTurn)
     assert all(isinstance(event, TextDelta) for event in events[:-1])
     return [e for e in events[:-1] if isinstance(e, TextDelta)], events[-1]
-
-
-def prompt_evaluations(provider: object) -> int:
-    import llama_cpp
-
-    from protoagent.models.llama_local import load_model
-
-    llama = load_model(provider.path, provider.n_ctx).llama  # type: ignore[attr-defined]
-    return int(llama_cpp.llama_perf_context(llama._ctx.ctx).n_p_eval)
 
 
 def test_default_model_loads_from_its_package() -> None:
@@ -116,7 +107,7 @@ def test_constrained_replies_are_valid_actions(prompt: str) -> None:
 
 
 def test_sampled_requests_use_llama_cpps_own_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
-    from protoagent.models import llama_sampling
+    from protoagent.models import llama_engine, llama_sampling
 
     def no_greedy(*args: object, **kwargs: object) -> None:
         raise AssertionError("a sampled request went through the greedy loop")
@@ -131,7 +122,13 @@ def test_sampled_requests_use_llama_cpps_own_sampler(monkeypatch: pytest.MonkeyP
         max_output_tokens=64,
         temperature=0.7,
     )
-    _, turn = collect(provider, request)
+    # The worker's own generation, run here so the greedy loop above is the one it would call.
+    message = provider.generate_message(request)  # type: ignore[attr-defined]
+    job = llama_engine.GenerateJob(message["chat"], message["schema"], message["limit"], message["temperature"])
+    loaded = llama_engine.load_model(provider.path, provider.n_ctx)  # type: ignore[attr-defined]
+    done = llama_engine.generate(loaded, provider.n_ctx, job, lambda _: None, lambda: False)  # type: ignore[attr-defined]
+    assert done["usage"]["output_tokens"] > 0
+    _, turn = collect(provider, request)  # and through the worker
     assert turn.usage.output_tokens > 0
 
 
@@ -152,9 +149,9 @@ def test_follow_up_request_reuses_the_cached_prefix() -> None:
         tools=TOOLS,
         action_mode="json",
     )
-    before = prompt_evaluations(provider)
-    _, follow_up = collect(provider, second)
-    evaluated = prompt_evaluations(provider) - before
+    done = provider.worker.request(provider.generate_message(second))  # type: ignore[attr-defined]
+    follow_up = ModelTurn(usage=Usage(**done["usage"]))
+    evaluated = done["evaluated"]
     assert follow_up.usage.cached_input_tokens >= turn.usage.input_tokens - 1
     assert evaluated == follow_up.usage.input_tokens - follow_up.usage.cached_input_tokens
     assert evaluated < follow_up.usage.input_tokens // 2
@@ -165,12 +162,12 @@ def action_prompt(text: str) -> tuple[Any, list[int], list[str], Any]:
     from llama_cpp.llama_grammar import LlamaGrammar
 
     from protoagent.models.json_actions import action_schema, json_mode_system
-    from protoagent.models.llama_local import load_model, render_prompt
+    from protoagent.models.llama_engine import load_model, render_prompt
 
     provider = resolve_model("local")
     loaded = load_model(provider.path, provider.n_ctx)  # type: ignore[attr-defined]
     system = json_mode_system(SYSTEM, TOOLS, tools_in_prompt=True)
-    prompt = render_prompt(loaded, [Message("system", system), Message("user", text)])
+    prompt = render_prompt(loaded, [{"role": "system", "content": system}, {"role": "user", "content": text}])
     grammar = LlamaGrammar.from_json_schema(json.dumps(action_schema(TOOLS)), verbose=False)
     return loaded.llama, prompt.tokens, prompt.stop, grammar
 

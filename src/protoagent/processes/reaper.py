@@ -21,6 +21,18 @@ from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 _PROC = Path("/proc")
+_SPARED: set[int] = set()
+"""Children this process keeps for its whole life (the embedded model's worker): a run's end
+leaves them running."""
+
+
+def spare(pid: int) -> None:
+    """Leave child ``pid`` running when ``stop_descendants`` stops the rest."""
+    _SPARED.add(pid)
+
+
+def unspare(pid: int) -> None:
+    _SPARED.discard(pid)
 
 
 def become_subreaper() -> bool:
@@ -58,14 +70,14 @@ def descendants(pid: int | None = None) -> list[int]:
 def stop_descendants(grace_s: float = 1.0) -> int:
     """SIGTERM every descendant, SIGKILL what is left after ``grace_s``; reap them. Returns how
     many were found."""
-    found = descendants()
+    found = _unspared()
     _signal_all(found, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while descendants() and time.monotonic() < deadline:
+    while _unspared() and time.monotonic() < deadline:
         _reap()
         time.sleep(0.02)
     for _ in range(50):
-        left = descendants()
+        left = _unspared()
         if not left:
             break
         _signal_all(left, signal.SIGKILL)
@@ -73,6 +85,10 @@ def stop_descendants(grace_s: float = 1.0) -> int:
         time.sleep(0.02)
     _reap()
     return len(found)
+
+
+def _unspared() -> list[int]:
+    return [pid for pid in descendants() if pid not in _SPARED]
 
 
 def _signal_all(pids: list[int], signum: signal.Signals) -> None:

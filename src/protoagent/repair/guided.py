@@ -25,6 +25,7 @@ from typing import Any, Literal
 from protoagent.agents.session import AgentSession
 from protoagent.checks.run_check import read_output
 from protoagent.checks.types import CheckPlan, CheckSpec
+from protoagent.errors import ProviderError
 from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
 from protoagent.processes.command import NO_SANDBOX
@@ -46,7 +47,7 @@ MAX_CHECK_SECONDS = 30.0
 """A scratch check that runs longer than this counts as failing."""
 LINES_PER_FUNCTION = 4
 
-Status = Literal["applied", "none_passed", "not_applied", "not_localized", "skipped"]
+Status = Literal["applied", "none_passed", "not_applied", "not_localized", "skipped", "model_failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,11 @@ async def _repair(
     source = source or local_source(session.provider, repair_seed()) or ProviderCandidates(session.provider)
     python = str(services.get("python") or "python3")
     with ScratchWorkspace(session.root, python, sandbox) as scratch:
-        outcome = await _search(session, scratch, localization, source, checks, budget)
+        try:
+            outcome = await _search(session, scratch, localization, source, checks, budget)
+        except ProviderError as exc:
+            # The model failed (its process crashed): the repair ends, the run goes on and reports.
+            return RepairOutcome("model_failed", f"the model failed: {exc}")
     if outcome.passed is None:
         return outcome
     return await _apply(session, outcome)

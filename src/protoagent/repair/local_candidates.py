@@ -1,21 +1,23 @@
-"""Candidates from the embedded model, decoded in-process one line at a time.
+"""Candidates from the embedded model, decoded in its worker process one line at a time.
 
 For each line the harness ranked, the model is shown the numbered function, the failing
 assertion and the line as it is now, and writes the replacement line: its greedy line first,
 then lines that depart from the old one where the model itself ranks another token high, the
-rest written by the model (``llama_sampling.line_variants``). Lines identical to the old one are
-dropped. Decoding runs in a worker thread and stops between tokens when the repair is cancelled.
+rest written by the model (``llama_sampling.line_variants``, run by ``local_worker``). Lines
+identical to the old one are dropped. Each line is asked for when the search wants the next
+one, so the model decodes nothing the search does not use; a cancelled repair cancels the
+line being decoded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from protoagent.models.llama_local import LlamaLocalProvider, LoadedModel, load_model, render_prompt
+from protoagent.models.llama_local import LlamaLocalProvider, chat_messages
 from protoagent.models.types import Message
 from protoagent.repair.candidates import SYSTEM, CandidateEdit, RepairFocus, admissible, line_prompt
 
@@ -34,44 +36,35 @@ class LocalLineCandidates:
 
     async def propose(self, focus: RepairFocus) -> AsyncIterator[CandidateEdit]:
         stop = threading.Event()
-        loaded = await asyncio.to_thread(load_model, self.provider.path, self.provider.n_ctx)
+        worker = self.provider.worker
         try:
             for line in focus.lines:
-                lines = self._lines(loaded, focus, line, stop)
+                messages = [
+                    Message(role="system", content=SYSTEM),
+                    Message(role="user", content=line_prompt(focus, line)),
+                ]
+                opened = {
+                    "op": "variants",
+                    "chat": chat_messages(messages),
+                    "old": focus.function.line(line).strip(),
+                    "per_position": self.per_position,
+                    "samples": self.samples,
+                    "seed": self.seed + line,
+                }
+                handle = (await asyncio.to_thread(worker.request, opened, stop=stop))["handle"]
                 while True:
-                    new = await asyncio.to_thread(_next, loaded, lines)
+                    reply = await asyncio.to_thread(worker.request, {"op": "next", "handle": handle}, stop=stop)
+                    new = reply["line"]
                     if new is None:
                         break
-                    edit = admissible(focus, focus.function.path, focus.function.line(line), new)
+                    edit = admissible(focus, focus.function.path, focus.function.line(line), str(new))
                     if edit is not None:
                         yield edit
         finally:
-            # A cancelled repair (Ctrl-C) stops the decoding thread at its next token.
+            # A cancelled repair (Ctrl-C) stops the worker's decoding at its next token.
             stop.set()
-
-    def _lines(self, loaded: LoadedModel, focus: RepairFocus, line: int, stop: threading.Event) -> Iterator[str]:
-        from protoagent.models.llama_sampling import line_variants
-
-        llama = loaded.llama
-        messages = [Message(role="system", content=SYSTEM), Message(role="user", content=line_prompt(focus, line))]
-        prompt = render_prompt(loaded, messages).tokens
-        old = llama.tokenize(focus.function.line(line).strip().encode("utf-8"), add_bos=False, special=False)
-        return line_variants(
-            llama,
-            prompt,
-            list(old),
-            per_position=self.per_position,
-            samples=self.samples,
-            seed=self.seed + line,
-            cancelled=stop.is_set,
-        )
-
-
-def _next(loaded: LoadedModel, lines: Iterator[str]) -> str | None:
-    with loaded.lock:
-        return next(lines, None)
 
 
 def local_source(provider: Any, seed: int) -> LocalLineCandidates | None:
-    """The embedded-model source when ``provider`` runs in this process, else ``None``."""
+    """The embedded-model source when ``provider`` is the embedded model, else ``None``."""
     return LocalLineCandidates(provider, seed=seed) if isinstance(provider, LlamaLocalProvider) else None

