@@ -4,18 +4,24 @@ It runs as a small script (``python -I -S landlock_exec.py ...``) between the ha
 command, because a ``preexec_fn`` is not safe in a threaded harness. It imports only the
 standard library so it starts in milliseconds and never sees the harness's packages.
 
-Usage: ``landlock_exec.py --root DIR [--write PATH]... [--tmpdir DIR] [--network] -- ARGV...``
+Usage: ``landlock_exec.py --root DIR [--write PATH]... [--tmpdir DIR] [--hide PATH]...
+[--protect PATH]... [--network] -- ARGV...``
 
 Rules (Landlock ABI >= 3, enforced by the kernel for this process and everything it starts):
-- reads and execution are not restricted;
+- reads are allowed everywhere except beneath each ``--hide`` path; execution is not restricted;
 - writes (create, remove, rename, truncate, write) are allowed beneath each ``--write`` path and
-  beneath every top-level entry of ``--root`` except ``.git`` and ``.protoagent`` (Landlock only
-  adds permissions, so granting the root itself would grant those two as well: new top-level
-  entries of the workspace cannot be created while either exists);
+  beneath the root except its ``--protect`` and ``--hide`` paths;
+- Landlock only adds permissions, beneath a path: to leave one path out, its parent's other
+  entries are granted one by one (``_grant_except``), so new entries cannot be made beside a
+  left-out path (a listing of such a folder is refused too). When every left-out path of the
+  root is an absent top-level name (``.protoagent`` in a workspace without ``.git``), the root
+  keeps every right but making folders and symlinks, so new top-level files can still be made;
 - ``/dev/null``, ``/dev/zero``, ``/dev/full`` and ``/dev/tty`` stay writable;
 - TCP bind and connect are refused unless ``--network`` (ABI >= 4; UDP is not covered);
 - signals and abstract UNIX sockets outside the sandbox are refused (ABI >= 6); ptrace-style
-  access to other processes, such as reading ``/proc/<pid>/environ``, is refused by Landlock.
+  access to other processes, such as reading ``/proc/<pid>/environ``, is refused by Landlock;
+- not governed by Landlock: connecting to pathname UNIX sockets (up to ABI 7), and chmod, chown,
+  utime and extended attributes of files the user owns.
 Exit status 126 with one line on stderr when the sandbox cannot be set up.
 """
 
@@ -36,12 +42,15 @@ PR_CAPBSET_DROP = 24
 MIN_ABI = 3
 
 WRITE_FILE = 1 << 1
+READ_RIGHTS = (1 << 2) | (1 << 3)  # read file, read dir
 FILE_RIGHTS = WRITE_FILE | (1 << 14)  # write, truncate
+FILE_ACCESS = FILE_RIGHTS | (1 << 2)
+"""The rights a rule on a file (not a folder) may carry here: write, truncate, read."""
 DIR_RIGHTS = FILE_RIGHTS | sum(1 << bit for bit in (4, 5, 6, 7, 8, 9, 10, 11, 12, 13))
 """remove dir/file, make char/dir/reg/sock/fifo/block/sym, refer."""
+MAKE_DIR_OR_SYM = (1 << 7) | (1 << 12)
 NET_TCP = (1 << 0) | (1 << 1)  # bind, connect
 SCOPES = (1 << 0) | (1 << 1)  # abstract unix sockets, signals
-PROTECTED = frozenset({".git", ".protoagent"})
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 
 
@@ -55,13 +64,15 @@ def abi_version() -> int:
     return max(version, 0)
 
 
-def confine(root: str, writable: list[str], network: bool) -> None:
+def confine(
+    root: str, writable: list[str], network: bool, hidden: list[str] | None = None, protected: list[str] | None = None
+) -> None:
     """Restrict this process (and its future children) as the module describes."""
     libc = ctypes.CDLL(None, use_errno=True)
     abi = abi_version()
     if abi < MIN_ABI:
         raise OSError(f"Landlock ABI {abi} is below {MIN_ABI}")
-    attr = struct.pack("=Q", DIR_RIGHTS)
+    attr = struct.pack("=Q", DIR_RIGHTS | READ_RIGHTS)
     if abi >= 4:
         attr += struct.pack("=Q", 0 if network else NET_TCP)
     if abi >= 6:
@@ -70,10 +81,17 @@ def confine(root: str, writable: list[str], network: bool) -> None:
     ruleset = int(libc.syscall(SYS_CREATE_RULESET, buffer, len(attr), 0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    for path in [*writable, *_workspace_entries(root)]:
-        _allow(libc, ruleset, path, DIR_RIGHTS)
+    secret = frozenset(hidden or ())
+    blocked = secret | frozenset(protected or ())
+    _grant_except(libc, ruleset, "/", READ_RIGHTS, secret)
+    for path in writable:
+        _allow(libc, ruleset, path, DIR_RIGHTS | READ_RIGHTS)
+    _grant_except(libc, ruleset, root, READ_RIGHTS, secret)
+    _grant_except(libc, ruleset, root, DIR_RIGHTS, blocked)
+    if _only_absent_top_level(root, blocked):
+        _allow(libc, ruleset, root, DIR_RIGHTS & ~MAKE_DIR_OR_SYM)
     for device in DEVICES:
-        _allow(libc, ruleset, device, FILE_RIGHTS)
+        _allow(libc, ruleset, device, FILE_RIGHTS | READ_RIGHTS)
     _drop_capabilities(libc)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
@@ -94,11 +112,29 @@ def _drop_capabilities(libc: ctypes.CDLL) -> None:
         libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
 
 
-def _workspace_entries(root: str) -> list[str]:
-    if not any(os.path.lexists(os.path.join(root, name)) for name in PROTECTED):
-        return [root]
-    with os.scandir(root) as entries:
-        return [e.path for e in entries if e.name not in PROTECTED and not e.is_symlink()]
+def _grant_except(libc: ctypes.CDLL, ruleset: int, path: str, rights: int, excluded: frozenset[str]) -> None:
+    """Grant ``rights`` beneath ``path`` except beneath the ``excluded`` paths: a folder holding
+    one is granted entry by entry (symlinks are reached through their targets)."""
+    if path in excluded:
+        return
+    prefix = path.rstrip("/") + "/"
+    if not any(other.startswith(prefix) for other in excluded):
+        _allow(libc, ruleset, path, rights)
+        return
+    try:
+        with os.scandir(path) as entries:
+            children = [entry.path for entry in entries if not entry.is_symlink()]
+    except OSError:
+        return
+    for child in children:
+        _grant_except(libc, ruleset, child, rights, excluded)
+
+
+def _only_absent_top_level(root: str, blocked: frozenset[str]) -> bool:
+    """Whether every blocked path beneath ``root`` is a top-level name that does not exist."""
+    prefix = root.rstrip("/") + "/"
+    inside = [path for path in blocked if path.startswith(prefix)]
+    return all(os.path.dirname(path) == root and not os.path.lexists(path) for path in inside)
 
 
 def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
@@ -108,7 +144,9 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         return  # a path that does not exist grants nothing
     try:
         if not os.path.isdir(f"/proc/self/fd/{fd}"):
-            rights &= FILE_RIGHTS
+            rights &= FILE_ACCESS
+        if not rights:
+            return
         rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
         if libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, 0) != 0:
             raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
@@ -120,6 +158,8 @@ def main(args: list[str]) -> None:
     split = args.index("--") if "--" in args else len(args)
     options, argv = args[:split], args[split + 1 :]
     root, writable, network = "", [], False
+    hidden: list[str] = []
+    protected: list[str] = []
     pairs = iter(options)
     for option in pairs:
         if option == "--network":
@@ -128,6 +168,10 @@ def main(args: list[str]) -> None:
             root = next(pairs)
         elif option == "--write":
             writable.append(next(pairs))
+        elif option == "--hide":
+            hidden.append(next(pairs))
+        elif option == "--protect":
+            protected.append(next(pairs))
         elif option == "--tmpdir":
             writable.append(next(pairs))
             os.environ.setdefault("TMPDIR", writable[-1])
@@ -135,7 +179,7 @@ def main(args: list[str]) -> None:
         sys.stderr.write("landlock sandbox: usage: --root DIR [--write PATH]... [--network] -- ARGV...\n")
         raise SystemExit(126)
     try:
-        confine(root, writable, network)
+        confine(root, writable, network, hidden, protected)
     except OSError as error:
         sys.stderr.write(f"landlock sandbox: could not confine the command: {error}\n")
         raise SystemExit(126) from None

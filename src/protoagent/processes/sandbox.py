@@ -4,16 +4,23 @@ Modes (``--sandbox``): ``required`` refuses to run without a working sandbox; ``
 default) uses one when available and otherwise runs each command only after a person approves
 it, even under ``--approval auto``; ``off`` runs commands unconfined, as the person chose.
 
+Both backends hide the paths of :mod:`protoagent.processes.sandbox_paths` (the user's secrets
+and the data home; configurable in the user's ``settings.json``) and keep every ``.git`` of the
+workspace and ``.protoagent`` (present or not) read-only.
+
 Backends, best first:
 - bubblewrap (``bwrap``): the whole filesystem read-only except the workspace, the session's
-  ``HOME`` and temp folders (``TMPDIR``) and granted paths; ``.git`` and ``.protoagent``
-  stay read-only; own PID, IPC, UTS, user and (unless network is allowed) network namespaces,
-  so the harness is invisible and a command's detached descendants die with it; no
-  capabilities, even when the harness runs as root.
-- Landlock (ABI >= 3, through ``landlock_exec``): the same write confinement (new top-level
-  workspace entries excepted while ``.git`` or ``.protoagent`` exists), TCP off, no signals or
-  ``/proc`` access to processes outside, no capabilities; detached descendants are stopped by
-  the harness when the run ends.
+  ``HOME`` and temp folders (``TMPDIR``) and granted paths; hidden folders are covered by an
+  empty read-only tmpfs, hidden files and host UNIX sockets outside the workspace by
+  ``/dev/null``; an absent ``.protoagent`` by an empty read-only tmpfs (its mount point stays
+  behind as an empty folder, which git does not track); own PID, IPC, UTS, user and (unless
+  network is allowed) network namespaces, so the harness is invisible and a command's detached
+  descendants die with it; no capabilities, even when the harness runs as root.
+- Landlock (ABI >= 3, through ``landlock_exec``): the same write confinement and hiding (reads
+  are granted per entry around hidden paths), TCP off, no signals, abstract sockets or ``/proc``
+  access to processes outside, no capabilities; detached descendants are stopped by the harness
+  when the run ends. Landlock cannot refuse connecting to a pathname socket, nor chmod, chown,
+  utime or xattr changes on files the user owns outside the writable set.
 
 ``PROTOAGENT_SANDBOX_BACKENDS`` (comma-separated, default ``bwrap,landlock``) limits which
 backends may be used, so a test or a person can see how ProtoAgent behaves without them.
@@ -33,13 +40,12 @@ from typing import Literal
 
 from protoagent.errors import ConfigError
 from protoagent.processes import landlock_exec
+from protoagent.processes.sandbox_paths import configured_hidden, host_sockets, protected_paths, to_hide, within
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
 BACKENDS_ENV = "PROTOAGENT_SANDBOX_BACKENDS"
 DEFAULT_BACKENDS = ("bwrap", "landlock")
-PROTECTED = (".git", ".protoagent")
-"""Workspace folders a command may read but never change."""
 _LAUNCHER = str(Path(landlock_exec.__file__).resolve())
 
 
@@ -60,22 +66,32 @@ class BwrapSandbox:
     executable: str
     network: bool = False
     writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    """Paths commands never see (resolved); see :mod:`protoagent.processes.sandbox_paths`."""
 
     @property
     def name(self) -> str:
         return f"bwrap (network {'on' if self.network else 'off'}{_granted(self.writable)})"
 
     def wrap(self, argv: tuple[str, ...], scope: SandboxScope) -> tuple[str, ...]:
+        kept = (scope.root, scope.home, scope.tmp, *self.writable)
+        around, rest = to_hide(self.hidden, kept)
+        covered: list[Path] = []
         args = [self.executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        # A hidden folder holding a kept path is covered first, so the kept path is bound into it.
+        args += _cover(around, covered)
         # The session temp folder keeps its own path (TMPDIR points at it): mounting it over /tmp
         # would hide whatever lives under the host's /tmp, a project's virtual environment included.
         args += ["--bind", str(scope.tmp), str(scope.tmp), "--setenv", "TMPDIR", str(scope.tmp)]
         for path in (scope.root, scope.home, *self.writable):
             args += ["--bind", str(path), str(path)]
-        for name in PROTECTED:
-            protected = scope.root / name
-            if protected.exists() and not protected.is_symlink():
-                args += ["--ro-bind", str(protected), str(protected)]
+        args += _cover(rest, covered)
+        hiding = [*around, *rest]
+        sockets = [s for s in host_sockets(kept) if not any(within(s, h) for h in hiding)]
+        args += _cover(sockets, covered)
+        args += _protect(protected_paths(scope.root), covered)
+        for folder in covered:
+            args += ["--remount-ro", str(folder)]
         args += ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(scope.cwd)]
         if self.network:
             args.append("--share-net")
@@ -88,6 +104,8 @@ class LandlockSandbox:
 
     network: bool = False
     writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    """Paths commands never read (resolved); see :mod:`protoagent.processes.sandbox_paths`."""
 
     @property
     def name(self) -> str:
@@ -98,6 +116,11 @@ class LandlockSandbox:
         args += ["--tmpdir", str(scope.tmp)]
         for path in self.writable:
             args += ["--write", str(path)]
+        around, rest = to_hide(self.hidden, (scope.root, scope.home, scope.tmp, *self.writable))
+        for path in (*around, *rest):
+            args += ["--hide", str(path)]
+        for path in protected_paths(scope.root):
+            args += ["--protect", str(path)]
         if self.network:
             args.append("--network")
         return (*args, "--", *argv)
@@ -122,18 +145,22 @@ class Unconfined:
 Sandbox = BwrapSandbox | LandlockSandbox | Unconfined
 
 
-def select_sandbox(mode: str, *, network: bool = False, writable: Sequence[Path] = ()) -> Sandbox:
-    """The profile for ``mode``; ``required`` without a working backend raises ``ConfigError``."""
+def select_sandbox(
+    mode: str, *, network: bool = False, writable: Sequence[Path] = (), hidden: Sequence[Path] | None = None
+) -> Sandbox:
+    """The profile for ``mode``; ``required`` without a working backend raises ``ConfigError``.
+    ``hidden`` defaults to the deny list in force (``sandbox_paths.configured_hidden``)."""
     if mode not in SANDBOX_MODES:
         raise ConfigError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
     granted = tuple(_granted_path(path) for path in writable)
     if mode == "off":
         return Unconfined(False, "--sandbox off: commands run unconfined")
+    secret = configured_hidden() if hidden is None else tuple(Path(os.path.realpath(p)) for p in hidden)
     bwrap = bwrap_executable()
     if bwrap is not None:
-        return BwrapSandbox(bwrap, network, granted)
+        return BwrapSandbox(bwrap, network, granted, secret)
     if landlock_available():
-        return LandlockSandbox(network, granted)
+        return LandlockSandbox(network, granted, secret)
     if mode == "required":
         fix = "install bubblewrap (apt-get install bubblewrap)"
         raise ConfigError(f"--sandbox required, but {missing_backends()}; {fix}")
@@ -193,6 +220,33 @@ def _granted_path(path: Path) -> Path:
     if not resolved.is_dir():
         raise ConfigError(f"writable path {str(path)!r} is not an existing folder; create it or drop --writable")
     return resolved
+
+
+def _cover(paths: Sequence[Path], covered: list[Path]) -> list[str]:
+    """bwrap arguments hiding ``paths``: a folder under an empty tmpfs (made read-only at the end,
+    once kept paths are bound into it, so it is added to ``covered``), anything else under
+    ``/dev/null``."""
+    args: list[str] = []
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            args += ["--tmpfs", str(path)]
+            covered.append(path)
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
+
+
+def _protect(paths: Sequence[Path], covered: list[Path]) -> list[str]:
+    """bwrap arguments keeping ``paths`` read-only; an absent one becomes an empty read-only
+    tmpfs, so it cannot be created (a symlink is protected at its target, listed too)."""
+    args: list[str] = []
+    for path in paths:
+        if not os.path.lexists(path):
+            args += ["--tmpfs", str(path)]
+            covered.append(path)
+        elif not path.is_symlink():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
 
 
 def _granted(writable: tuple[Path, ...]) -> str:

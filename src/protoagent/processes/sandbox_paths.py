@@ -1,0 +1,201 @@
+"""What a sandboxed command may not see or change: hidden paths (the user's secrets and
+ProtoAgent's data home), host UNIX socket files, and the workspace's protected entries.
+
+Hidden by default: the credential folders and files listed in ``DEFAULT_HIDDEN_IN_HOME`` (under
+the user's real home), browser profiles, ``/run/user`` (per-user runtime folders: D-Bus, keyring
+and agent sockets) and the data home (``$PROTOAGENT_HOME`` or ``~/.protoagent``: the session
+store and every session's artifacts). The user's own ``settings.json`` in the data home changes
+that list, never a repository file::
+
+    {"sandbox": {"hidden": ["~/work/other-repo/.env"], "readable": ["~/.docker"]}}
+
+``hidden`` adds paths; ``readable`` takes paths off the default list. The workspace, the
+session's own folders and ``--writable`` grants are never hidden (a hidden folder that holds one
+of them is hidden around it); a hidden path inside the workspace stays hidden.
+
+Protected (readable, never changed): every ``.git`` in the workspace (nested repositories and
+submodules included, as found when the command starts) and ``.protoagent`` whether or not it
+exists.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from protoagent.errors import ConfigError
+
+HOME_ENV = "PROTOAGENT_HOME"
+SETTINGS_FILE = "settings.json"
+DEFAULT_HIDDEN_IN_HOME = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".netrc",
+    ".git-credentials",
+    ".docker",
+    ".kube",
+    ".password-store",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+)
+"""Paths under the user's home a command never sees (credentials, keys, browser profiles)."""
+DEFAULT_HIDDEN_SYSTEM = ("/run/user",)
+SOCKET_FOLDERS = ("/run", "/var/run", "/tmp", "/var/tmp")
+"""Where host UNIX sockets live; with ``$XDG_RUNTIME_DIR`` and ``$SSH_AUTH_SOCK``'s folder."""
+SOCKET_SCAN_DEPTH = 3
+SOCKET_SCAN_ENTRIES = 20_000
+"""Entries looked at per command when searching for host sockets (past it the rest are not hidden)."""
+PROTECT_SCAN_FOLDERS = 50_000
+"""Workspace folders searched for nested ``.git`` entries."""
+PROTECT_SCAN_TTL_S = 30.0
+"""How long one search of a workspace serves later commands (a large tree takes a while)."""
+_found_git: dict[Path, tuple[float, list[Path]]] = {}
+_found_lock = threading.Lock()
+PROTECTED_NAMES = (".git", ".protoagent")
+
+
+def within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies beneath it (both absolute and normalised)."""
+    return path == folder or folder in path.parents
+
+
+def data_home(environ: Mapping[str, str] | None = None) -> Path:
+    """ProtoAgent's data home: ``$PROTOAGENT_HOME`` or ``~/.protoagent``."""
+    override = (os.environ if environ is None else environ).get(HOME_ENV)
+    return Path(override).expanduser() if override else Path.home() / ".protoagent"
+
+
+def default_hidden(home: Path, data: Path) -> tuple[Path, ...]:
+    """The built-in deny list for a user whose real home is ``home`` and data home ``data``."""
+    return (*(home / rel for rel in DEFAULT_HIDDEN_IN_HOME), *map(Path, DEFAULT_HIDDEN_SYSTEM), data)
+
+
+def configured_hidden(data: Path | None = None) -> tuple[Path, ...]:
+    """The deny list in force: the defaults, less the user's ``sandbox.readable``, plus their
+    ``sandbox.hidden`` (``ConfigError`` names a malformed entry). Paths are absolute and resolved."""
+    from protoagent.settings import load_settings
+
+    data = data_home() if data is None else data
+    section = load_settings(data).get("sandbox", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{data / SETTINGS_FILE}: 'sandbox' must be an object; fix or remove it")
+    readable = set(_setting_paths(section, "readable", data))
+    chosen = [p for p in map(_resolved, default_hidden(Path.home(), data)) if p not in readable]
+    return tuple(dict.fromkeys([*chosen, *_setting_paths(section, "hidden", data)]))
+
+
+def _setting_paths(section: dict[str, Any], key: str, data: Path) -> list[Path]:
+    raw = section.get(key, [])
+    where = f"{data / SETTINGS_FILE}: sandbox.{key}"
+    if not isinstance(raw, list) or not all(isinstance(item, str) and item.strip() for item in raw):
+        raise ConfigError(f"{where} must be a list of paths; fix or remove it")
+    paths = []
+    for item in raw:
+        path = Path(item).expanduser()
+        if not path.is_absolute():
+            raise ConfigError(f"{where}: {item!r} is not absolute; write it as '/…' or '~/…'")
+        paths.append(_resolved(path))
+    return paths
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def to_hide(hidden: Iterable[Path], kept: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """Existing hidden paths as (those holding a kept path, the rest); a kept path itself is
+    never hidden."""
+    around: list[Path] = []
+    rest: list[Path] = []
+    for path in dict.fromkeys(hidden):
+        if path in kept or not os.path.lexists(path):
+            continue
+        (around if any(within(k, path) for k in kept) else rest).append(path)
+    return around, rest
+
+
+def host_sockets(kept: Sequence[Path], environ: Mapping[str, str] | None = None) -> list[Path]:
+    """UNIX socket files in the usual host folders, outside ``kept`` paths, at most
+    ``SOCKET_SCAN_DEPTH`` levels down and ``SOCKET_SCAN_ENTRIES`` entries in all."""
+    env = os.environ if environ is None else environ
+    folders = [*SOCKET_FOLDERS, env.get("XDG_RUNTIME_DIR", "")]
+    if env.get("SSH_AUTH_SOCK"):
+        folders.append(os.path.dirname(env["SSH_AUTH_SOCK"]))
+    found: list[Path] = []
+    budget = [SOCKET_SCAN_ENTRIES]
+    for folder in dict.fromkeys(os.path.realpath(f) for f in folders if f and os.path.isabs(f)):
+        _scan_sockets(Path(folder), SOCKET_SCAN_DEPTH, kept, found, budget)
+    return list(dict.fromkeys(found))
+
+
+def _scan_sockets(folder: Path, depth: int, kept: Sequence[Path], found: list[Path], budget: list[int]) -> None:
+    if any(within(folder, k) for k in kept):
+        return
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError:
+            continue
+        if stat.S_ISSOCK(mode):
+            found.append(Path(entry.path))
+        elif stat.S_ISDIR(mode) and depth > 1:
+            _scan_sockets(Path(entry.path), depth - 1, kept, found, budget)
+
+
+def protected_paths(root: Path) -> list[Path]:
+    """``root/.protoagent`` (present or not) and every ``.git`` beneath ``root``; a protected
+    entry that is a symlink is given with its resolved target too (unless that holds the root).
+    A ``.git`` made after the search (at most ``PROTECT_SCAN_TTL_S`` old) is not listed: one a
+    command made is its own, not the user's."""
+    now = time.monotonic()
+    with _found_lock:
+        cached = _found_git.get(root)
+    if cached is None or now - cached[0] > PROTECT_SCAN_TTL_S:
+        cached = (now, _find_git(root))
+        with _found_lock:
+            _found_git[root] = cached
+    found = [root / ".protoagent", *(path for path in cached[1] if os.path.lexists(path))]
+    targets = [_resolved(p) for p in found if os.path.islink(p)]
+    return list(dict.fromkeys([*found, *(t for t in targets if not within(root, t))]))
+
+
+def _find_git(root: Path) -> list[Path]:
+    found: list[Path] = []
+    pending, folders = [root], 0
+    while pending and folders < PROTECT_SCAN_FOLDERS:
+        folder = pending.pop()
+        folders += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == ".git":
+                found.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+    return found
