@@ -14,9 +14,12 @@ from protoagent.agents.modes import check_resume as check_resume
 from protoagent.agents.modes import default_mode as default_mode
 from protoagent.agents.modes import session_facts as session_facts
 from protoagent.agents.presets import Preset
+from protoagent.agents.service import agent_listing as agent_listing
+from protoagent.agents.service import agent_notices as agent_notices
 from protoagent.agents.service import list_agents as list_agents
 from protoagent.agents.service import set_agent_enabled as set_agent_enabled
 from protoagent.agents.service import show_agent as show_agent
+from protoagent.agents.service import trust_agent as trust_agent
 from protoagent.agents.service import validate_agents as validate_agents
 from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.events.sqlite_store import SQLiteStore

@@ -107,9 +107,11 @@ def test_a_user_file_overrides_a_builtin_and_a_project_file_overrides_the_user(t
     agent_file(home / "agents", "coding/coder.md", "model: openai:gpt-user", "User coder note.")
     catalog = load_catalog(repo, home)
     assert catalog.find("coding/coder").source == "user"
-    agent_file(repo / ".protoagent" / "agents", "coding/coder.md", "model: openai:gpt-project")
+    agent_file(repo / ".protoagent" / "agents", "coding/coder.md", "description: project coder\nmodel: openai:gpt-p")
     coder = load_catalog(repo, home).find("coding/coder")
-    assert (coder.source, coder.model) == ("project", "openai:gpt-project")
+    assert (coder.source, coder.description) == ("project", "project coder")
+    # The repository's model is untrusted: the person's own file still chooses the model.
+    assert coder.model == "openai:gpt-user" and "model 'openai:gpt-p' ignored" in coder.ignored[0]
 
 
 def test_a_builtin_lead_cannot_be_turned_into_a_member_by_a_file(tmp_path: Path) -> None:

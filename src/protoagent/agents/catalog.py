@@ -5,6 +5,9 @@ Nothing else under ``agents/`` is exposed. A file that does not validate is left
 diagnostic instead of breaking the runtime. A file whose ``model`` cannot name a model stays in
 (with a diagnostic): a run that would use that agent refuses to start rather than quietly
 answering with another model.
+
+A repository's files are untrusted: their ``model`` and any ``tools`` beyond the code-owned
+profile are ignored, each with a note, until the person trusts them (``agents.trust``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 from protoagent.agents.definition import AgentDefinition, AgentSource, AppMode, model_problem, parse_agent
 from protoagent.agents.profiles import PROFILES, profile_for
+from protoagent.agents.trust import AgentTrust, restrict_untrusted
 from protoagent.errors import ConfigError
 from protoagent.workspace.confined import read_confined
 
@@ -37,6 +41,11 @@ class AgentCatalog:
 
     definitions: tuple[AgentDefinition, ...]
     problems: tuple[AgentProblem, ...] = ()
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """One line per ignored field of a repository file (the files themselves are valid)."""
+        return tuple(line for d in self.definitions for line in d.ignored)
 
     def in_mode(self, mode: AppMode | None) -> tuple[AgentDefinition, ...]:
         return tuple(d for d in self.definitions if mode is None or d.mode == mode)
@@ -89,6 +98,7 @@ def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentCat
     """Every agent visible from ``repo`` for the user at ``home``; reads only, writes nothing."""
     winners: dict[tuple[AppMode, str], AgentDefinition] = {(p.mode, p.name): p for p in PROFILES}
     problems: list[AgentProblem] = []
+    trust = AgentTrust(home)
     for root, source in agent_roots(repo, home):
         for path, mode in _files(root):
             try:
@@ -100,6 +110,8 @@ def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentCat
             if profile is not None and profile.role != definition.role:
                 problems.append(AgentProblem(path, f"{path}: {definition.name} is a built-in {profile.role}"))
                 continue
+            if source == "project" and repo is not None:
+                definition = restrict_untrusted(definition, winners.get((mode, definition.name)), Path(repo), trust)
             winners[(mode, definition.name)] = definition
     problems.extend(_dangling_members(winners))
     bad = {p.path for p in problems}

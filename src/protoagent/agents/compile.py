@@ -11,17 +11,7 @@ from typing import Any
 
 from protoagent.agents.catalog import AgentCatalog
 from protoagent.agents.definition import AgentDefinition, AgentRole, AgentSource, AppMode, model_problem
-from protoagent.agents.profiles import (
-    ARCHITECT_PROMPT,
-    ARCHITECT_TIER,
-    ASSISTANT_PROMPT,
-    DEFAULT_LEADS,
-    INTERNAL_MEMBERS,
-    MEMBER_DEFAULT_TOOLS,
-    MEMBER_PROMPT,
-    WORK_TIER,
-    profile_for,
-)
+from protoagent.agents.profiles import DEFAULT_LEADS, INTERNAL_MEMBERS, base_of, profile_for
 from protoagent.errors import ConfigError
 
 
@@ -43,6 +33,11 @@ class EffectiveAgent:
     prompt: str
     source: AgentSource
     path: Path | None
+    model_file: Path | None = None
+    """The file ``model`` comes from (relative paths in it are read beside it); ``path`` unless an
+    ignored repository model fell back to the person's own file."""
+    ignored: tuple[str, ...] = ()
+    """Fields of a repository file that do not count until the person trusts them, one line each."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,24 +54,17 @@ class EffectiveAgent:
             "prompt": self.prompt,
             "source": self.source,
             "path": str(self.path) if self.path is not None else None,
+            "ignored": list(self.ignored),
         }
 
 
-def _base(definition: AgentDefinition) -> tuple[str, tuple[str, ...]]:
-    """The code-owned prompt and tier tools for this agent."""
-    profile = profile_for(definition.mode, definition.name)
-    if profile is not None:
-        return profile.prompt, profile.tools
-    if definition.role == "member":
-        return MEMBER_PROMPT, MEMBER_DEFAULT_TOOLS
-    if definition.mode == "work":
-        return ASSISTANT_PROMPT, WORK_TIER
-    return ARCHITECT_PROMPT, ARCHITECT_TIER
-
-
 def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:
-    """Profile → user tools, skills, MCP servers and prompt → ``tools_opt_out`` on tier tools → dedupe."""
-    prompt, tier = _base(definition)
+    """Profile → user tools, skills, MCP servers and prompt → ``tools_opt_out`` on tier tools → dedupe.
+
+    A field the file leaves out keeps the code-owned profile's value (an override naming only
+    ``model`` or ``tools_opt_out`` keeps the built-in description)."""
+    prompt, tier = base_of(definition)
+    profile = profile_for(definition.mode, definition.name)
     user_file = definition.source != "builtin"
     if user_file and definition.prompt:
         prompt = f"{prompt}\n\n{definition.prompt}" if prompt else definition.prompt
@@ -89,7 +77,7 @@ def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:
         mode=definition.mode,
         role=definition.role,
         lead=lead,
-        description=definition.description,
+        description=definition.description or (profile.description if profile is not None else ""),
         model=definition.model,
         tools=tuple(dict.fromkeys((*kept_tier, *extra))),
         skills=tuple(dict.fromkeys(definition.skills)),
@@ -97,6 +85,8 @@ def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:
         prompt=prompt,
         source=definition.source,
         path=definition.path,
+        model_file=definition.model_file or definition.path,
+        ignored=definition.ignored,
     )
 
 
@@ -113,7 +103,7 @@ def check_model(agent: EffectiveAgent) -> EffectiveAgent:
     """Refuse an agent a run would use whose ``model`` cannot name a model (before anything is written)."""
     problem = model_problem(agent.model) if agent.model else None
     if problem is not None:
-        where = agent.path or agent.agent_id
+        where = agent.model_file or agent.agent_id
         raise ConfigError(f"{where}: {problem}; fix its 'model' field ('protoagent agents validate' lists problems)")
     return agent
 

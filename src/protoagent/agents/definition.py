@@ -48,6 +48,11 @@ class AgentDefinition:
     prompt: str = ""
     source: AgentSource = "builtin"
     path: Path | None = None
+    model_file: Path | None = None
+    """The file the ``model`` comes from when it is not ``path`` (an ignored repository model
+    falls back to the person's own file); relative paths in the spec are read beside it."""
+    ignored: tuple[str, ...] = ()
+    """One line per field of a repository file that does not count until the person trusts it."""
 
     @property
     def agent_id(self) -> str:

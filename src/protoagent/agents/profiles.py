@@ -155,4 +155,16 @@ def profile_for(mode: AppMode, name: str) -> AgentDefinition | None:
     return None
 
 
+def base_of(definition: AgentDefinition) -> tuple[str, tuple[str, ...]]:
+    """The code-owned prompt and tier tools of this agent: its profile's, else its role's."""
+    profile = profile_for(definition.mode, definition.name)
+    if profile is not None:
+        return profile.prompt, profile.tools
+    if definition.role == "member":
+        return MEMBER_PROMPT, MEMBER_DEFAULT_TOOLS
+    if definition.mode == "work":
+        return ASSISTANT_PROMPT, WORK_TIER
+    return ARCHITECT_PROMPT, ARCHITECT_TIER
+
+
 __all__ = ["COMMAND_TOOLS", "DEFAULT_LEADS", "PROFILES", "profile_for"]

@@ -8,15 +8,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protoagent.agents.catalog import AgentProblem, load_catalog
+from protoagent.agents.catalog import AgentCatalog, AgentProblem, load_catalog, read_agent_file
 from protoagent.agents.compile import EffectiveAgent, compile_agent_config
 from protoagent.agents.definition import AppMode
+from protoagent.agents.trust import AgentTrust, widening_fields
+from protoagent.errors import ConfigError
 from protoagent.settings import disabled_agents, set_agent
 
 
 def list_agents(mode: AppMode | None, repo: Path | None, home: Path | None) -> list[dict[str, Any]]:
     """Each visible agent: id, name, mode, role, lead, source, description, path, enabled."""
+    return _rows(load_catalog(repo, home), mode, home)
+
+
+def agent_listing(mode: AppMode | None, repo: Path | None, home: Path | None) -> dict[str, Any]:
+    """``{"agents": rows, "diagnostics": [...]}``: every visible agent, and every file left out
+    (``error``) or whose untrusted fields are ignored (``warning``), like ``skills list``."""
     catalog = load_catalog(repo, home)
+    return {"agents": _rows(catalog, mode, home), "diagnostics": diagnostics(catalog)}
+
+
+def diagnostics(catalog: AgentCatalog) -> list[dict[str, str]]:
+    errors = [{"path": str(p.path), "problem": str(p), "severity": "error"} for p in catalog.problems]
+    notes = [
+        {"path": str(d.path), "problem": line, "severity": "warning"} for d in catalog.definitions for line in d.ignored
+    ]
+    return errors + notes
+
+
+def _rows(catalog: AgentCatalog, mode: AppMode | None, home: Path | None) -> list[dict[str, Any]]:
     off = disabled_agents(home)
     rows = []
     for definition in catalog.in_mode(mode):
@@ -39,6 +59,32 @@ def show_agent(name: str, mode: AppMode | None, repo: Path | None, home: Path | 
 def validate_agents(repo: Path | None, home: Path | None) -> list[AgentProblem]:
     """Every invalid agent file (empty when all are valid)."""
     return list(load_catalog(repo, home).problems)
+
+
+def agent_notices(repo: Path | None, home: Path | None) -> list[str]:
+    """Fields of valid repository files that are ignored until the person trusts them."""
+    return list(load_catalog(repo, home).notices)
+
+
+def trust_agent(home: Path, name: str, repo: Path) -> dict[str, Any]:
+    """Trust the ``model`` and ``tools`` a repository's agent file names now, exactly as written;
+    returns what was trusted. A changed value is ignored again until it is trusted again."""
+    definition = load_catalog(repo, home).find(name)
+    if definition.source != "project" or definition.path is None:
+        raise ConfigError(
+            f"{definition.agent_id!r} is not a file of repository {str(repo)!r} (its source is {definition.source}); "
+            "only files under .protoagent/agents need trust"
+        )
+    raw = read_agent_file(definition.path, definition.mode, definition.source)
+    fields = widening_fields(raw)
+    trust = AgentTrust(home)
+    for field, value in fields.items():
+        trust.trust(repo, raw.agent_id, field, value)
+    return {
+        "agent": raw.agent_id,
+        "repository": str(repo.resolve()),
+        "trusted": {k: v if isinstance(v, str) else list(v) for k, v in fields.items()},
+    }
 
 
 def set_agent_enabled(home: Path, name: str, enabled: bool, repo: Path | None = None) -> str:

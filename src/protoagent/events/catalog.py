@@ -171,6 +171,7 @@ CATALOG: dict[str, type[Payload]] = {
     "worker.ended": Generic,
     "evidence.reported": Generic,
     "mcp.diagnostics": Generic,
+    "agents.diagnostics": Generic,
     "skill.activated": Generic,
     "skill.resolved": Generic,
 }

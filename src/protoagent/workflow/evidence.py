@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
@@ -195,6 +196,7 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
         notes.append("some changed files no longer match the revision this run wrote")
     notes += _tracked_change_notes(results)
     notes += diagnostics_notes(events)
+    notes += ignored_notes(events)
     notes += guided_repair_notes(events)
     effects = tuple(external_effects(events))
     return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects)

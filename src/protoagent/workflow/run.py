@@ -13,6 +13,7 @@ from protoagent.agents.modes import check_resume
 from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
+from protoagent.agents.trust import DIAGNOSTICS_EVENT as AGENTS_DIAGNOSTICS
 from protoagent.checks.interpreter import select_interpreter
 from protoagent.checks.plan import plan_checks
 from protoagent.checks.run_check import CHECK_TOOLS
@@ -177,6 +178,9 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     log.append("checks.discovered", plan.to_json())
     if broker is not None and broker.diagnostics:
         log.append("mcp.diagnostics", {"diagnostics": list(broker.diagnostics)})
+    ignored = [line for agent in (team.lead, *team.members) for line in agent.ignored]
+    if ignored:  # repository agent fields the person has not trusted: the run goes on without them
+        log.append(AGENTS_DIAGNOSTICS, {"diagnostics": ignored})
     board = _board(log, objective, plan, contract, root, resumed=options.resume is not None)
     runner = WorkerRunner(session, board, budget, profile, mode, limits.coder_windows, team.members)
     services.update(task=board, workers=runner, changed_files=lambda: _changed_files(log.events))

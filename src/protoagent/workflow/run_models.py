@@ -4,8 +4,10 @@ The lead answers with the run's model (``--model``, or the SDK's ``model``/``pro
 is given, else with its own agent file's ``model``, else with ``local``. A member whose file names
 a ``model`` answers its assignments with that model; one that names none uses the lead's. A
 relative path in an agent file's model spec (``scripted:turns.jsonl``, ``local:model.gguf``) is
-read beside that file. Every provider is resolved before the session is written, so a model that
-cannot be used stops the run with one line and leaves nothing behind.
+read beside that file. A repository's agent file names a model only once the person trusts it
+(``agents.trust``); until then its agent answers as if the file named none. Every provider is
+resolved before the session is written, so a model that cannot be used stops the run with one
+line and leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ def run_models(options: RunOptions, team: RunTeam) -> RunModels:
 
 
 def _config(base: ModelConfig, agent: EffectiveAgent | None) -> ModelConfig:
-    if agent is None or agent.path is None:
+    if agent is None or agent.model_file is None:
         return base
-    return replace(base, base_dir=agent.path.parent)
+    return replace(base, base_dir=agent.model_file.parent)
 
 
 def _resolve(spec: str, agent: EffectiveAgent | None, base: ModelConfig) -> ModelProvider:
@@ -63,5 +65,5 @@ def _resolve(spec: str, agent: EffectiveAgent | None, base: ModelConfig) -> Mode
     except ConfigError as exc:
         if agent is None:
             raise
-        where = agent.path or agent.agent_id
+        where = agent.model_file or agent.agent_id
         raise ConfigError(f"{where}: its model {spec!r} cannot be used: {exc}") from None

@@ -1,4 +1,4 @@
-"""``protoagent agents``: list, show, validate, enable and disable agents (read routes are pure)."""
+"""``protoagent agents``: list, show, validate, enable, disable and trust agents (read routes are pure)."""
 
 from __future__ import annotations
 
@@ -69,21 +69,24 @@ def agents(ctx: typer.Context) -> None:
 
 @agents_app.command("list")
 def agents_list(mode: ModeOption = None, repo: RepoOption = None, as_json: JsonOption = False) -> None:
-    """List agents: built-in, user ($PROTOAGENT_HOME/agents) and project (.protoagent/agents)."""
-    from protoagent.api import data_home, list_agents
+    """List agents: built-in, user ($PROTOAGENT_HOME/agents) and project (.protoagent/agents),
+    and the diagnostics of files left out or with ignored fields."""
+    from protoagent.api import agent_listing, data_home
     from protoagent.errors import ConfigError
 
     try:
-        rows = list_agents(mode.value if mode else None, _repo(repo), data_home())
+        listing = agent_listing(mode.value if mode else None, _repo(repo), data_home())
     except ConfigError as exc:
         _fail(str(exc), as_json)
     if as_json:
-        typer.echo(json.dumps(rows))
+        typer.echo(json.dumps(listing))
         return
-    for row in rows:
+    for row in listing["agents"]:
         lead = f" (lead: {row['lead']})" if row["lead"] else ""
         state = "" if row["enabled"] else " [off]"
         typer.echo(f"{row['id']:<22} {row['role']:<6} {row['source']:<7} {row['description']}{lead}{state}")
+    for diagnostic in listing["diagnostics"]:
+        typer.echo(f"{diagnostic['severity']}: {diagnostic['problem']}", err=True)
 
 
 @agents_app.command("show")
@@ -109,24 +112,31 @@ def agents_show(
         typer.echo(f"{key}: {data[key] if data[key] is not None else '-'}")
     for key in ("tools", "skills", "mcp_servers"):
         typer.echo(f"{key}: {', '.join(data[key]) or '-'}")
+    for line in data["ignored"]:
+        typer.echo(f"ignored: {line}")
     typer.echo("prompt:\n" + str(data["prompt"]))
 
 
 @agents_app.command("validate")
 def agents_validate(repo: RepoOption = None, as_json: JsonOption = False) -> None:
-    """Check every agent file; exit 2 listing 'file: problem' for each invalid one."""
-    from protoagent.api import data_home, validate_agents
+    """Check every agent file; exit 2 listing 'file: problem' for each invalid one. Fields of a
+    repository file that are ignored until trusted are listed as notes (they do not fail)."""
+    from protoagent.api import agent_notices, data_home, validate_agents
 
     problems = validate_agents(_repo(repo), data_home())
+    notices = agent_notices(_repo(repo), data_home())
     if as_json:
         out: dict[str, Any] = {
             "valid": not problems,
             "problems": [{"file": str(p.path), "problem": str(p)} for p in problems],
+            "notices": notices,
         }
         typer.echo(json.dumps(out))
     else:
         for problem in problems:
             typer.echo(str(problem), err=True)
+        for notice in notices:
+            typer.echo(f"note: {notice}", err=True)
         if not problems:
             typer.echo("every agent file is valid")
     if problems:
@@ -154,3 +164,29 @@ def agents_enable(name: Annotated[str, typer.Argument(help="Agent name or id.")]
 def agents_disable(name: Annotated[str, typer.Argument(help="Agent name or id.")], repo: RepoOption = None) -> None:
     """Turn an agent off: a disabled member is not offered to its lead."""
     _switch(name, False, repo)
+
+
+@agents_app.command("trust")
+def agents_trust(
+    name: Annotated[str, typer.Argument(help="Agent name or id (coding/NAME) of a repository agent file.")],
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Trust a repository agent file's model and tools exactly as written now (kept per repository)."""
+    from protoagent.api import data_home, trust_agent
+    from protoagent.errors import ConfigError
+
+    try:
+        trusted = trust_agent(data_home(), name, _repo(repo))
+    except ConfigError as exc:
+        _fail(str(exc), as_json)
+    if as_json:
+        typer.echo(json.dumps(trusted))
+        return
+    fields = trusted["trusted"]
+    if not fields:
+        typer.echo(f"{trusted['agent']}: its file names no model or extra tools; nothing to trust")
+        return
+    for field, value in fields.items():
+        shown = value if isinstance(value, str) else ", ".join(value)
+        typer.echo(f"{trusted['agent']}: trusted {field} {shown!r} for {trusted['repository']}")
