@@ -168,7 +168,8 @@ def _bounded(read: Reader, start: int, end: int, limit: int, path: Path) -> Obse
     tail = _drop_partial_start(read(end - (limit - head_len), limit - head_len))
     omitted = size - len(head) - len(tail)
     head_text = _decode(head)
-    if head_text and not head_text.endswith("\n"):
+    if head_text:
+        # Always a line break of its own, so a reader can tell the output's own last one from it.
         head_text += "\n"
     marker = TRUNCATION_MARKER.format(omitted=omitted, path=path)
     return Observation(f"{head_text}{marker}\n{_decode(tail)}", start, end, omitted)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
+from protoagent.excerpts import tail_excerpt
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.phase_control import first_denial, run_start
 from protoagent.workflow.reports import guided_repair_notes
@@ -85,8 +86,7 @@ def receipt_excerpt(text: str, limit: int = RESULT_OUTPUT_CHARS) -> str:
     """The receipt's header lines whole, then the last ``limit`` characters of its output: a long
     assertion diff can never push the check's outcome or its failing tests out of the excerpt."""
     header, body = split_receipt(text)
-    if len(body) > limit:
-        body = f"[... {len(body) - limit} characters of output cut ...]\n" + body[-limit:]
+    body = tail_excerpt(body, limit)
     return "\n".join([*header, body] if body else header)
 
 
