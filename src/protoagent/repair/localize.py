@@ -3,8 +3,9 @@
 From pytest or unittest output: the failing test ids (``checks.failures``), the assertion the
 runner printed (expected against actual), the traceback's frames, and from them the few source
 functions involved: functions the traceback passes through outside the tests (deepest first),
-then the functions the failing test line calls, resolved through the test module's imports,
-then functions those call in their own module. Nothing is imported or executed.
+then the functions the failing test line calls, then the functions those call, every call
+resolved by ``repair.resolve`` (``self`` through its class and bases, names through imports;
+an ambiguous call is left out). Nothing is imported or executed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.checks.failures import failed_tests
+from protoagent.repair.resolve import Definition, Function, Resolver
+from protoagent.workspace.confined import read_confined
 
 MAX_FUNCTIONS = 3
 """Source functions a localization keeps (the repair shows the model one at a time)."""
@@ -98,25 +101,26 @@ def localize(root: Path, output: str) -> Localization | None:
         return None
     test = tests[0]
     deeper = [f for f in chain[chain.index(test) + 1 :] if not is_test_file(f.path)]
-    found: dict[tuple[str, int], tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str], str]] = {}
+    resolver = Resolver(root)
+    found: dict[tuple[str, int], Definition] = {}
     hot: dict[tuple[str, int], set[int]] = {}
     for frame in reversed(deeper):  # the deepest frame is nearest to the error
-        parsed = _function_at(root, frame.path, frame.line)
+        parsed = _function_at(resolver, frame.path, frame.line)
         if parsed is not None:
-            key = (frame.path, parsed[0].lineno)
-            found.setdefault(key, (*parsed, frame.path))
+            key = (frame.path, parsed.node.lineno)
+            found.setdefault(key, parsed)
             hot.setdefault(key, set()).add(frame.line)
-    for path, node, lines in _called_functions(root, test.path, test.line):
-        found.setdefault((path, node.lineno), (node, lines, path))
-    for path, node, lines in _same_module_callees(root, list(found.values())):
-        found.setdefault((path, node.lineno), (node, lines, path))
+    for definition in _called_functions(resolver, test.path, test.line):
+        found.setdefault((definition.path, definition.node.lineno), definition)
+    for definition in _callees(resolver, list(found.values())):
+        found.setdefault((definition.path, definition.node.lineno), definition)
     functions = [
-        _source_function(path, node, lines, hot.get((path, node.lineno), set())) for node, lines, path in found.values()
+        _source_function(d.path, d.node, list(d.lines), hot.get((d.path, d.node.lineno), set())) for d in found.values()
     ]
     kept = tuple(f for f in functions if f is not None and f.ranked)[:MAX_FUNCTIONS]
     if not kept:
         return None
-    test_line = _line(root / test.path, test.line).strip()
+    test_line = _line(root, test.path, test.line).strip()
     return Localization(failed_tests(output), test_line, assertion_message(output), kept)
 
 
@@ -166,64 +170,43 @@ def _relative(root: Path, file: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def _line(path: Path, number: int) -> str:
-    parsed = _parse(path)
-    if parsed is None:
+def _line(root: Path, rel: str, number: int) -> str:
+    try:
+        lines = read_confined(root, rel).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
         return ""
-    lines = parsed[1]
     return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
-def _parse(path: Path) -> tuple[ast.Module, list[str]] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-        return ast.parse(text), text.splitlines()
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None
-
-
-Function = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-def _function_at(root: Path, rel: str, line: int) -> tuple[Function, list[str]] | None:
+def _function_at(resolver: Resolver, rel: str, line: int) -> Definition | None:
     """The innermost function holding ``line``."""
-    parsed = _parse(root / rel)
-    if parsed is None:
+    module = resolver.module(rel)
+    if module is None:
         return None
-    tree, lines = parsed
     best: Function | None = None
-    for node in ast.walk(tree):
+    for node in ast.walk(module.tree):
         if isinstance(node, Function) and node.lineno <= line <= (node.end_lineno or node.lineno):
             if best is None or node.lineno >= best.lineno:
                 best = node
-    return (best, lines) if best is not None else None
+    return Definition(rel, best, module.lines) if best is not None else None
 
 
-def _called_functions(root: Path, test_rel: str, line: int) -> list[tuple[str, Function, list[str]]]:
-    """Functions the failing test line calls (else its whole test function calls) that the test
-    module imports from workspace files."""
-    parsed = _parse(root / test_rel)
-    if parsed is None:
+def _called_functions(resolver: Resolver, test_rel: str, line: int) -> list[Definition]:
+    """Source functions the failing test line calls (else its whole test function calls), each
+    resolved by ``resolve_call``; calls it cannot resolve unambiguously are left out."""
+    module = resolver.module(test_rel)
+    if module is None:
         return []
-    tree, _ = parsed
-    imports = _imported_names(tree)
-    enclosing = _function_at(root, test_rel, line)
-    scopes: list[ast.AST] = [n for n in ast.walk(tree) if _spans(n, line)]
-    if enclosing is not None:
-        scopes.append(enclosing[0])
-    found: list[tuple[str, Function, list[str]]] = []
-    plain = [module for name, module in imports.items() if name == module.split(".")[-1]]
-    for scope in scopes:
-        for name in _call_names(scope):
-            modules = [imports[name]] if name in imports else plain
-            files = [f for module in modules for f in _module_files(root, Path(test_rel).parent, module)]
-            for candidate in files:
-                defined = _defined(root, candidate, name)
-                if defined is not None and all(f[1] is not defined[0] for f in found):
-                    found.append((candidate, *defined))
+    enclosing = _function_at(resolver, test_rel, line)
+    scope = enclosing.node if enclosing is not None else None
+    scopes: list[ast.AST] = [n for n in ast.walk(module.tree) if _spans(n, line)]
+    if scope is not None:
+        scopes.append(scope)
+    for node in scopes:
+        found = _resolved_calls(resolver, test_rel, node, scope)
         if found:
-            break
-    return found
+            return found
+    return []
 
 
 def _spans(node: ast.AST, line: int) -> bool:
@@ -232,71 +215,23 @@ def _spans(node: ast.AST, line: int) -> bool:
     return node.lineno <= line <= (node.end_lineno or node.lineno) and not isinstance(node, Function | ast.ClassDef)
 
 
-def _call_names(node: ast.AST) -> list[str]:
-    names = []
+def _resolved_calls(resolver: Resolver, rel: str, node: ast.AST, scope: Function | None) -> list[Definition]:
+    """The source (non-test) functions the calls inside ``node`` run, in the order they appear."""
+    found: dict[tuple[str, int], Definition] = {}
     for child in ast.walk(node):
         if isinstance(child, ast.Call):
-            func = child.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-            if name is not None and name not in names:
-                names.append(name)
-    return names
+            target = resolver.resolve_call(rel, child, scope)
+            if target is not None and not is_test_file(target.path) and target.node is not scope:
+                found.setdefault((target.path, target.node.lineno), target)
+    return list(found.values())
 
 
-def _imported_names(tree: ast.Module) -> dict[str, str]:
-    """Imported name -> the module it comes from (``from m import f``; ``import m`` maps m to itself)."""
-    names: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update({alias.name.split(".")[-1]: alias.name for alias in node.names if alias.asname is None})
-        if isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                names[alias.asname or alias.name] = node.module
-    return names
-
-
-def _module_files(root: Path, test_dir: Path, module: str) -> list[str]:
-    parts = module.split(".")
-    out = []
-    for base in (Path("."), test_dir, Path("src"), test_dir.parent):
-        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-            if (root / candidate).is_file():
-                out.append(os.path.normpath(candidate).replace(os.sep, "/"))
-    return list(dict.fromkeys(out))
-
-
-def _defined(root: Path, rel: str, name: str) -> tuple[Function, list[str]] | None:
-    parsed = _parse(root / rel)
-    if parsed is None:
-        return None
-    tree, lines = parsed
-    for node in ast.walk(tree):
-        if isinstance(node, Function) and node.name == name and not _is_overload(node):
-            return node, lines
-    return None
-
-
-def _is_overload(node: Function) -> bool:
-    """A ``typing.overload`` stub: its body is ``...``; the implementation follows it."""
-    for decorator in node.decorator_list:
-        name = decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", "")
-        if name == "overload":
-            return True
-    return False
-
-
-def _same_module_callees(
-    root: Path, found: list[tuple[Function, list[str], str]]
-) -> list[tuple[str, Function, list[str]]]:
-    """Functions that the found ones call and that their own module defines (one level)."""
-    callees: list[tuple[str, Function, list[str]]] = []
-    for node, _, path in found:
-        if is_test_file(path):
-            continue
-        for name in _call_names(node):
-            defined = _defined(root, path, name)
-            if defined is not None and defined[0] is not node:
-                callees.append((path, *defined))
+def _callees(resolver: Resolver, found: list[Definition]) -> list[Definition]:
+    """Functions that the found ones call (one level), resolved through ``self``'s class and imports."""
+    callees: list[Definition] = []
+    for definition in found:
+        if not is_test_file(definition.path):
+            callees.extend(_resolved_calls(resolver, definition.path, definition.node, definition.node))
     return callees
 
 
