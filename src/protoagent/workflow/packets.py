@@ -7,6 +7,7 @@ points at), so the Coder can edit those lines without reading them again."""
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -60,10 +61,22 @@ class SourceSpan:
     total_lines: int
     revision: str
     content: str
+    cut: str = ""
+    """When the span stops inside a construct (a function or class that goes on past
+    ``end_line``), what it is and where it ends; else empty."""
 
     def render(self) -> str:
         where = f"{self.path} lines {self.start_line}-{self.end_line} of {self.total_lines}"
-        return f"--- {where}; revision {self.revision}\n" + self.content.rstrip("\n")
+        return f"--- {where}; revision {self.revision}\n" + self.content.rstrip("\n") + self.continuation()
+
+    def continuation(self) -> str:
+        """The line that ends a span with more of its file after it: where it stops, that more
+        exists, and (when it stops mid-construct) which construct and where that ends."""
+        if self.end_line >= self.total_lines:
+            return ""
+        rest = f"lines {self.end_line + 1}-{self.total_lines} are not shown"
+        cut = f"; it stops inside {self.cut}: read the rest before editing it" if self.cut else ""
+        return f"\n[shown up to line {self.end_line}; {rest}{cut}]"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,20 +97,22 @@ def read_spans(
     their file changed since."""
     spans: list[SourceSpan] = []
     stale: list[str] = []
-    revisions: dict[str, str | None] = {}
+    current: dict[str, tuple[str, bytes] | None] = {}
     lines, chars = budget.lines, budget.chars
     shown = (span for event in reversed(events) for span in _spans_of(event, agent))
     for span in shown:
         if lines <= 0 or chars <= 0 or _covered(span, spans):
             continue
-        if span.path not in revisions:
-            revisions[span.path] = _current_revision(root, span.path)
-        if revisions[span.path] != span.revision:
+        if span.path not in current:
+            current[span.path] = _current(root, span.path)
+        now = current[span.path]
+        if now is None or now[0] != span.revision:
             if span.path not in stale:
                 stale.append(span.path)
             continue
         fitted = _fitted(span, lines, chars)
         if fitted is not None:
+            fitted = replace(fitted, cut=open_construct(span.path, now[1], fitted.end_line))
             spans.append(fitted)
             lines -= fitted.end_line - fitted.start_line + 1
             chars -= len(fitted.content)
@@ -156,12 +171,36 @@ def _fitted(span: SourceSpan, max_lines: int, max_chars: int) -> SourceSpan | No
     return replace(span, end_line=span.start_line + len(kept) - 1, content="".join(kept))
 
 
-def _current_revision(root: Path, path: str) -> str | None:
+def _current(root: Path, path: str) -> tuple[str, bytes] | None:
+    """The file's current revision and bytes, or ``None`` when it cannot be read in the workspace."""
     try:
         with open_root(root) as root_fd:
-            return revision_of(read_bytes(root_fd, path))
+            data = read_bytes(root_fd, path)
     except (OSError, ToolRejected):
         return None
+    return revision_of(data), data
+
+
+def open_construct(path: str, data: bytes, end_line: int) -> str:
+    """For a Python file, the innermost function or class that holds ``end_line`` and goes on
+    past it (``def parse (lines 1500-1536)``); empty when the line ends no construct or the file
+    is not Python that parses."""
+    if not path.endswith(".py"):
+        return ""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return ""
+    best: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= end_line < end and (best is None or node.lineno >= best.lineno):
+                best = node
+    if best is None:
+        return ""
+    kind = "class" if isinstance(best, ast.ClassDef) else "def"
+    return f"{kind} {best.name} (lines {best.lineno}-{best.end_lineno})"
 
 
 class PacketArgs(BaseModel):
@@ -186,7 +225,7 @@ class WorkerPacket(Tool[PacketArgs]):
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         args: PacketArgs = prepared.state
         reader, budget = ReadFileTool(), SOURCE_BUDGET
-        sources = []
+        sources: list[dict[str, Any]] = []
         for path in args.paths:
             if budget <= 0:
                 sources.append({"path": path, "omitted": "source budget of 6000 characters used up"})
@@ -199,9 +238,19 @@ class WorkerPacket(Tool[PacketArgs]):
             except ToolRejected as rejection:
                 sources.append({"path": path, "error": rejection.message})
                 continue
-            content = str(out.data["content"])[:budget]
-            budget -= len(content)
-            sources.append({"path": path, "revision": out.data["revision"], "content": content})
+            span = _span_from({**out.data, "path": path})
+            if span is None:  # an empty file
+                sources.append({"path": path, "revision": out.data.get("revision"), "content": ""})
+                continue
+            fitted = _fitted(span, span.end_line - span.start_line + 1, budget)
+            if fitted is None:
+                sources.append({"path": path, "omitted": f"source budget of {SOURCE_BUDGET} characters used up"})
+                continue
+            budget -= len(fitted.content)
+            entry = {"path": path, "revision": fitted.revision, "content": fitted.content}
+            if fitted.end_line < fitted.total_lines:
+                entry["more"] = fitted.continuation().strip().strip("[]")
+            sources.append(entry)
         record = board_of(ctx).record
         packet = {
             "executed": False,
