@@ -28,6 +28,7 @@ from protoagent.events.stores import STORE_ENV, ClosableStore, open_store_at
 from protoagent.events.types import Event
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
+from protoagent.private_files import PRIVATE_DIR_MODE, tighten
 from protoagent.processes.reaper import become_subreaper as become_subreaper
 from protoagent.processes.reaper import stop_descendants as stop_descendants
 from protoagent.processes.sandbox import SANDBOX_MODES as SANDBOX_MODES
@@ -51,7 +52,10 @@ def open_store(home: Path | None = None, location: str | None = None) -> Closabl
     chosen = location or os.environ.get(STORE_ENV)
     if chosen:
         return open_store_at(chosen)
-    return SQLiteStore((home or data_home()) / STORE_FILE)
+    folder = home or data_home()
+    if folder.is_dir():
+        tighten(folder, PRIVATE_DIR_MODE)  # a data home made before it was private
+    return SQLiteStore(folder / STORE_FILE)
 
 
 @dataclass(frozen=True, slots=True)

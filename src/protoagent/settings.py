@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.errors import ConfigError
+from protoagent.private_files import PRIVATE_FILE_MODE, private_dir, tighten
 
 OPTIONAL_AGENTS = {"tester": True, "scout": False, "mcp": False}
 """Optional agents and whether they are on by default."""
@@ -38,6 +39,7 @@ def load_settings(home: Path) -> dict[str, Any]:
     path = _path(home)
     if not path.exists():
         return {}
+    tighten(path)  # settings written before they were private
     try:
         data = json.loads(read_small_file(path).decode("utf-8"))
     except OSError as exc:
@@ -73,7 +75,10 @@ def set_agent(home: Path, name: str, enabled: bool, known: frozenset[str] = froz
     data = load_settings(home)
     agents = data.setdefault("agents", {})
     agents[name] = enabled
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home)
     tmp = _path(home).with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2) + "\n")
+    tighten(tmp)  # a leftover .tmp from an older version keeps its mode through O_TRUNC
     os.replace(tmp, _path(home))

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from protoagent.errors import ConfigError
+from protoagent.private_files import PRIVATE_DIR_MODE, create_private, tighten
 
 EMPTY_GRACE_S = 5.0
 """A zero-byte store younger than this may be another process's brand-new store, not a damaged one."""
@@ -22,10 +23,10 @@ Row = tuple[str, float, int, str, int]
 
 
 def open_checked(path: Path) -> sqlite3.Connection:
-    """Connect to the store at ``path``, creating it (and its folder) only when it does not exist."""
+    """Connect to the store at ``path``, creating it (0600, and its folder 0700) only when it does not exist."""
     folder = path.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise ConfigError(
             f"{folder}: the data home is not a folder; point PROTOAGENT_HOME at a folder or move that file aside"
@@ -33,6 +34,14 @@ def open_checked(path: Path) -> sqlite3.Connection:
     except OSError as exc:
         raise ConfigError(f"{folder}: cannot create the data home ({exc.strerror}); check its permissions") from None
     _refuse_odd_file(path)
+    try:
+        # The log holds what the run saw: the store and its -wal/-shm files are the user's alone
+        # (SQLite gives the -wal and -shm files the permissions of the store).
+        create_private(path)
+        for companion in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            tighten(companion)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot create the session store ({exc.strerror}); check its folder") from None
     try:
         return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
