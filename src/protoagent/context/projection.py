@@ -18,19 +18,22 @@ Never projected:
 - results the agent could not get back (see ``protoagent.context.receipts``), and results
   without a recorded ``tool.ended`` event.
 
-Old reads of a file that changed since get a one-line stale marker (``context.staleness``).
-Both are sticky per agent (``ProjectionState``): once projected or marked, a result stays so
-in every later request, so a session's prefix never changes back. The ``recall`` tool is
-declared to the model only once one of its receipts (or calls) is in the request, so a
-request that projected nothing pays nothing for it. Events are only read; the log is never changed.
+Old reads of a file that changed since get a one-line stale marker (``context.staleness``); a
+re-read of lines an earlier exact result already shows, at the same revision, is one line
+naming that call (``context.rereads``). All three are sticky per agent (``ProjectionState``):
+once projected or marked, a result stays so in every later request, so a session's prefix
+never changes back. The ``recall`` tool is declared to the model only once one of its receipts
+(or calls) is in the request, so a request that projected nothing pays nothing for it. Events
+are only read; the log is never changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from protoagent.context.receipts import HEAD_CHARS, RECALL_TOOL, TAIL_CHARS, recovery_for, render_receipt
+from protoagent.context.rereads import ReadRange, covers, read_range, unchanged_receipt
 from protoagent.context.staleness import latest_revisions, mark_stale, stale_marker
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, message_tokens
 from protoagent.events.types import Event
@@ -86,6 +89,9 @@ class ProjectionState:
     """Call ids whose results are receipts."""
     stale: Mapping[str, str] = field(default_factory=dict)
     """Call id -> the stale marker it got first (kept verbatim)."""
+    rereads: Mapping[str, str | None] = field(default_factory=dict)
+    """Call id of a read -> the earlier call whose exact result covers it (``context.rereads``),
+    or ``None``: it is shown as it is. Decided once per call."""
 
 
 def observation_lookup(source: Mapping[str, ToolMetadata] | ObservationOf) -> ObservationOf:
@@ -117,6 +123,18 @@ class _Result:
     """Part of the latest tool-call batch: never projected."""
     current_read: bool
     """A read of the agent's current turn: projected only past the hard limit."""
+    reread: tuple[str, ReadRange] | None = None
+    """For a re-read of an unchanged range: the earlier call that showed it and the range."""
+    marker: str | None = None
+    """Its stale marker, if any."""
+
+    def unchanged(self, projected: Collection[str]) -> str:
+        """The re-read's receipt, saying whether the earlier result is still exact."""
+        if self.reread is None:
+            return self.content
+        source, span = self.reread
+        body = unchanged_receipt(span, source, self.call_id, source_projected=source in projected)
+        return mark_stale(body, self.marker) if self.marker is not None else body
 
 
 def project_request(
@@ -131,7 +149,7 @@ def project_request(
     """Mark stale reads and project old results by the budget. Pure for equal inputs."""
     state = state if state is not None else ProjectionState()
     counter = counter if counter is not None else EstimatingCounter()
-    results, stale = _results(request, events, observation_of, settings, state)
+    results, stale, rereads = _results(request, events, observation_of, settings, state)
     messages = list(request.messages)
     for result in results:
         messages[result.index] = replace(messages[result.index], content=result.content)
@@ -147,10 +165,14 @@ def project_request(
     if history > budget * settings.hard_factor:
         reads = [r for r in results if not r.latest and r.current_read]
         history = _project(reads, messages, projected, history, budget, counter)
+    for result in results:
+        if result.reread is not None:
+            messages[result.index] = replace(messages[result.index], content=result.unchanged(projected))
     shown = {r.call_id for r in results if r.call_id in projected and r.receipt is not None}
     needs_recall = any(r.recall for r in results if r.call_id in shown) or _called(request.messages, RECALL_TOOL)
+    needs_recall = needs_recall or any(r.reread is not None for r in results)
     tools = request.tools if needs_recall else tuple(t for t in request.tools if t.name != RECALL_TOOL)
-    new_state = ProjectionState(frozenset(projected), stale)
+    new_state = ProjectionState(frozenset(projected), stale, rereads)
     if tuple(messages) == request.messages and tools == request.tools:
         return request, new_state
     return replace(request, messages=tuple(messages), tools=tools), new_state
@@ -183,8 +205,9 @@ def _results(
     observation_of: ObservationOf,
     settings: ProjectionSettings,
     state: ProjectionState,
-) -> tuple[list[_Result], dict[str, str]]:
-    """Every tool result with a recorded event, its stale marker applied, and the new markers."""
+) -> tuple[list[_Result], dict[str, str], dict[str, str | None]]:
+    """Every tool result with a recorded event, its stale marker applied or its re-read receipt
+    shown, and the new markers and re-read decisions."""
     agent = request.agent_role
     ended = _tool_ended_by_call(events, agent)
     offered = frozenset(t.name for t in request.tools)
@@ -192,6 +215,8 @@ def _results(
     turn_start = _turn_start(events, agent)
     latest = _latest_batch(request.messages)
     stale = dict(state.stale)
+    rereads = dict(state.rereads)
+    exact_reads: list[tuple[str, ReadRange]] = []
     results: list[_Result] = []
     for index, message in enumerate(request.messages):
         call_id = message.tool_call_id
@@ -211,8 +236,24 @@ def _results(
             receipt = mark_stale(body, marker) if marker is not None else body
         current_read = event.seq > turn_start and observation_of(tool) == "revision_aware"
         recall = recovery is not None and recovery.tool == RECALL_TOOL
-        results.append(_Result(index, call_id, event, content, receipt, recall, call_id in latest, current_read))
-    return results, stale
+        result = _Result(index, call_id, event, content, receipt, recall, call_id in latest, current_read)
+        span = read_range(event) if observation_of(tool) == "revision_aware" else None
+        if span is not None:
+            if call_id not in rereads:
+                rereads[call_id] = _covering(span, exact_reads) if RECALL_TOOL in offered else None
+            source = rereads[call_id]
+            if source is not None:
+                result.reread, result.marker, result.receipt = (source, span), marker, None
+                result.content = result.unchanged(state.projected)
+            elif marker is None and call_id not in state.projected:
+                exact_reads.append((call_id, span))
+        results.append(result)
+    return results, stale, rereads
+
+
+def _covering(span: ReadRange, exact_reads: Sequence[tuple[str, ReadRange]]) -> str | None:
+    """The first earlier exact read that showed every line of ``span``, at its revision."""
+    return next((call_id for call_id, earlier in exact_reads if covers(earlier, span)), None)
 
 
 def _may_project(message: Message, event: Event, tool: str, observation_of: ObservationOf, min_chars: int) -> bool:
