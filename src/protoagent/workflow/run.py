@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from protoagent.agents.definition import AppMode
-from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget, TurnOutcome
+from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget
 from protoagent.agents.modes import check_resume
 from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import DEFAULT_LEADS
@@ -17,6 +17,7 @@ from protoagent.agents.trust import DIAGNOSTICS_EVENT as AGENTS_DIAGNOSTICS
 from protoagent.checks.interpreter import select_interpreter
 from protoagent.checks.plan import plan_checks
 from protoagent.checks.run_check import CHECK_TOOLS
+from protoagent.checks.tracked import RunnerRevisions
 from protoagent.checks.types import CheckPlan
 from protoagent.events.log import SessionLog
 from protoagent.events.types import Event
@@ -46,6 +47,7 @@ from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
 from protoagent.workflow.limits import limits_for
 from protoagent.workflow.packets import PACKET_TOOLS
+from protoagent.workflow.question import answer_question
 from protoagent.workflow.run_models import run_models
 from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, check_inputs, run_sandbox
 from protoagent.workflow.task import TaskRecord, current_task
@@ -132,6 +134,8 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if extras:
         role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path, "sandbox": run_sandbox(options)}
+    # Before any command of the run: what each check runs, so a replaced runner is noticed.
+    services["check_runners"] = RunnerRevisions.at_start(plan, root, interpreter.path)
     sandbox = services["sandbox"]
     broker = MCPBroker.from_files(root, options.data_home, sandbox=sandbox) if options.mcp and extras else None
     if broker is not None:
@@ -199,7 +203,8 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
                 skills,
                 objective,
                 agent=role.name if team.mode == "work" else "architect",
-                tool_names=session.registry.names(),
+                tools=session.registry.tools(),
+                role_tools=role.tools,
                 resolver=provider if resolver else None,
                 assigned=team.lead.skills,
             )
@@ -293,7 +298,7 @@ async def _drive(
     log = session.log
     deferred = contract.defer_verification
     failed = False
-    stuck = ""
+    stuck = unanswered = ""
     if contract.surface == "editing":
         graph = WorkflowGraph(session, board, contract, runner, budget, role)
         state = await graph.run_editing(objective)
@@ -307,13 +312,20 @@ async def _drive(
         summary = "; ".join(f"{r.id}: {r.outcome}" for r in check_results(log.events)) or "no checks to run"
     else:
         agent = role.name if session.spec.mode == "work" else "architect"
-        outcome: TurnOutcome = await AgentLoop(session, agent=agent, role=role, budget=budget).run_turn(objective)
+        if contract.surface == "question":
+            asked = await answer_question(session, role, budget, objective, agent)
+            outcome, unanswered = asked.outcome, asked.unanswered
+        else:
+            outcome = await AgentLoop(session, agent=agent, role=role, budget=budget).run_turn(objective)
+            unanswered = f"no answer: {outcome.text}" if outcome.status == "limit" else ""
         failed = outcome.status == "failed"
         summary = outcome.text
     evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred)
     if stuck:
         evidence = replace(evidence, notes=(*evidence.notes, f"the work phase ended early, stuck: {stuck}"))
-    status = _status(contract, evidence, failed)
+    if unanswered:
+        evidence = replace(evidence, notes=(*evidence.notes, unanswered))
+    status = _status(contract, evidence, failed, bool(unanswered))
     log.append(
         "evidence.reported",
         {
@@ -345,11 +357,12 @@ def _final_text(events: list[Event], agent: str) -> str:
     return ""
 
 
-def _status(contract: RunContract, evidence: Evidence, failed: bool) -> RunStatus:
+def _status(contract: RunContract, evidence: Evidence, failed: bool, unanswered: bool = False) -> RunStatus:
     if failed:
         return "failed"
     if contract.surface in ("conversation", "question"):
-        return "completed"
+        # A turn that ended without an answer (its steps ran out, or it kept repeating a call) did not complete.
+        return "incomplete" if unanswered else "completed"
     if contract.surface == "verification":
         return "completed" if evidence.verified else "incomplete"
     return "completed" if evidence.criteria_supported else "incomplete"
