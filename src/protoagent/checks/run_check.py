@@ -10,7 +10,9 @@ Session services read: ``checks`` (the ``CheckPlan``), ``python`` (the selected 
 ``processes`` (the ``ProcessRegistry``; a tool-owned one is used without it), ``sandbox`` and
 ``changed_files`` (a callable listing the paths this run changed, for revision capture).
 Around each run the workspace's tracked files are captured too (``checks.tracked``), so a check
-that rewrites one (a build regenerating README.md) is reported by its receipt.
+that rewrites one (a build regenerating README.md) is reported by its receipt. Before each run the
+check's runner files are compared with the revisions the session first saw (the ``check_runners``
+service, else this tool's own record): a changed runner is named by ``changed_runner_files``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import asyncio
 import errno
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -27,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.checks.outcomes import Verdict, classify
 from protoagent.checks.receipts import ChangedFiles, CheckReceipt, dependency_revisions, root_test_files
-from protoagent.checks.tracked import capture_tracked
+from protoagent.checks.tracked import RunnerRevisions, capture_tracked
 from protoagent.checks.types import CheckPlan, CheckSpec
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, PreparedCommand, prepare_command
@@ -74,6 +76,7 @@ class RunCheck(Tool[RunCheckInput]):
         self.timeout_s = timeout_s
         self.output_limit = output_limit
         self._registry: ProcessRegistry | None = None
+        self._runners = RunnerRevisions()
 
     def prepare(self, args: RunCheckInput, ctx: ToolContext) -> Prepared:
         plan = check_plan(ctx)
@@ -103,6 +106,9 @@ class RunCheck(Tool[RunCheckInput]):
         registry = self._process_registry(ctx)
         artifacts_dir = registry.artifacts_dir(ctx.artifacts_dir)
         tracked = await asyncio.to_thread(capture_tracked, ctx.root)
+        runners = ctx.services.get("check_runners")
+        runners = runners if isinstance(runners, RunnerRevisions) else self._runners
+        changed_runner = await asyncio.to_thread(runners.changed, call.command.executable)
         try:
             process = registry.start(call.command, artifacts_dir=artifacts_dir, label=call.check.id, listed=False)
         except OSError as error:
@@ -118,7 +124,7 @@ class RunCheck(Tool[RunCheckInput]):
         finally:
             registry.forget(process.id)
         changed = await asyncio.to_thread(tracked.changed_since)
-        return _finished(call, ctx, process, changed)
+        return _finished(call, ctx, process, changed, changed_runner)
 
     def _site(self, ctx: ToolContext) -> CommandSite:
         artifacts_dir = self._process_registry(ctx).artifacts_dir(ctx.artifacts_dir)
@@ -197,7 +203,11 @@ def _not_run(call: _CheckCall, ctx: ToolContext, unavailable: str | None, error:
 
 
 def _finished(
-    call: _CheckCall, ctx: ToolContext, process: ManagedProcess, changed_tracked: tuple[str, ...] = ()
+    call: _CheckCall,
+    ctx: ToolContext,
+    process: ManagedProcess,
+    changed_tracked: tuple[str, ...] = (),
+    changed_runner: tuple[str, ...] = (),
 ) -> ToolOutput:
     command = process.command
     state = process.state()
@@ -218,7 +228,17 @@ def _finished(
         failed_tests=verdict.failed_tests,
         changed_tracked_files=changed_tracked,
     )
-    return receipt.to_output(observation.text, verdict.note)
+    if not changed_runner:
+        return receipt.to_output(observation.text, verdict.note)
+    shown = ", ".join(_shown_path(ctx.root, path) for path in changed_runner)
+    runner_note = f"the check's runner changed during this session ({shown}): this run is not verification evidence"
+    note = "; ".join(filter(None, (verdict.note, runner_note)))
+    output = receipt.to_output(observation.text, note)
+    return replace(output, data={**output.data, "changed_runner_files": list(changed_runner)})
+
+
+def _shown_path(root: Path, path: str) -> str:
+    return os.path.relpath(path, root) if Path(path).is_relative_to(root) else path
 
 
 def _classify(

@@ -5,16 +5,24 @@ source. Before each run the candidate files (every file git would not ignore, re
 running git, leaving out caches and virtual environments) are captured with their SHA-256
 revisions; after the run the same files are compared. A changed or removed file is reported by
 the receipt, so the run can say the check changed it and never count it as the agent's edit.
+
+The check's own runner is captured as well (``RunnerRevisions``): the executable and interpreter
+it runs, first when the session starts and again before each run, so a run whose runner was
+replaced by one of the run's commands is never taken as verification.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.checks.receipts import file_digest
+from protoagent.checks.types import CheckPlan
+from protoagent.errors import ToolRejected
+from protoagent.processes.command import CommandSite, resolve_executable
 from protoagent.workspace.ignore import IgnoreRule, is_ignored, read_ignore_rules
 
 MAX_CAPTURED_FILES = 5000
@@ -127,3 +135,90 @@ def _exclude_rules(root: Path) -> list[IgnoreRule]:
         return read_ignore_rules(fd, "exclude", "")
     finally:
         os.close(fd)
+
+
+class RunnerRevisions:
+    """The files that decide what a check's command runs, each with the revision it had when the
+    session first saw it: the resolved executable (a symlink by its target and the target's bytes),
+    a script's ``#!`` interpreter, and for a virtual environment its ``pyvenv.cfg``, every
+    ``bin/python*`` and the startup hooks of its ``site-packages`` (``*.pth``, ``sitecustomize.py``).
+
+    A check run whose runner files differ from the first revisions seen measured a command the
+    run's own commands may have replaced (a fake ``.venv/bin/python`` printing "1 passed"), so its
+    receipt is not verification evidence. Packages inside ``site-packages`` are not covered.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def at_start(cls, plan: CheckPlan, root: Path, python: str) -> RunnerRevisions:
+        """Revisions of every planned check's runner, captured before any command of the run."""
+        revisions = cls()
+        site = CommandSite(root, root, python)  # resolution reads only the root and the interpreter
+        for check in plan.checks:
+            if check.runner_unavailable is not None or not check.argv:
+                continue
+            try:
+                executable = resolve_executable(check.argv[0], dict(check.env), site)
+            except ToolRejected:
+                continue
+            revisions.changed(executable)
+        return revisions
+
+    def changed(self, executable: str) -> tuple[str, ...]:
+        """The runner files of ``executable`` whose revision now differs from the first one seen
+        (files seen for the first time are remembered), in sorted order."""
+        now = runner_files(executable)
+        with self._lock:
+            for path, revision in now.items():
+                self._first.setdefault(path, revision)
+            return tuple(sorted(path for path, revision in now.items() if self._first[path] != revision))
+
+
+def runner_files(executable: str) -> dict[str, str]:
+    """Path → revision of the files that decide what ``executable`` runs (see ``RunnerRevisions``)."""
+    files: dict[str, str] = {}
+    _add_revision(files, executable)
+    interpreter = _shebang_interpreter(executable)
+    if interpreter is not None:
+        _add_revision(files, interpreter)
+    for program in filter(None, (executable, interpreter)):
+        venv = Path(program).parent.parent
+        if Path(program).parent.name != "bin" or not (venv / "pyvenv.cfg").is_file():
+            continue
+        hooks = [*venv.glob("lib/python*/site-packages/*.pth"), *venv.glob("lib/python*/site-packages/*customize.py")]
+        for path in [venv / "pyvenv.cfg", *sorted(venv.glob("bin/python*")), *sorted(hooks)]:
+            _add_revision(files, str(path))
+    return files
+
+
+def _add_revision(files: dict[str, str], path: str) -> None:
+    """A symlink is recorded by its target, and its resolved file by its bytes."""
+    if path in files:
+        return
+    if os.path.islink(path):
+        files[path] = f"link:{os.readlink(path)}"
+        resolved = os.path.realpath(path)
+        files.setdefault(resolved, _digest_revision(resolved))
+    else:
+        files[path] = _digest_revision(path)
+
+
+def _digest_revision(path: str) -> str:
+    digest = file_digest(Path(path))
+    return "missing" if digest is None else f"sha256:{digest}"
+
+
+def _shebang_interpreter(path: str) -> str | None:
+    """The absolute interpreter a ``#!`` script names (``/usr/bin/env`` names are not followed)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", errors="replace").split()
+    return words[0] if words and os.path.isabs(words[0]) else None

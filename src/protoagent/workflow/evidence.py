@@ -19,7 +19,10 @@ from protoagent.workflow.reports import guided_repair_notes
 from protoagent.workflow.task import TaskRecord, is_documentation_path
 from protoagent.workflow.workers import file_writes, revision_current
 
-Verification = Literal["verified", "failed", "unavailable", "deferred", "not_run", "stale", "no_checks", "denied"]
+Verification = Literal[
+    "verified", "failed", "unavailable", "deferred", "not_run", "stale", "no_checks", "denied", "untrusted"
+]
+"""``untrusted``: a final check ran with a runner (executable, interpreter) changed during the session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,8 @@ class CheckResult:
     """Against that baseline, some failure is gone or more tests ran (the change's own tests)."""
     changed_tracked_files: tuple[str, ...] = ()
     """Tracked files the check run itself changed (revision capture before and after the run)."""
+    changed_runner_files: tuple[str, ...] = ()
+    """Runner files (executable, interpreter) that differed from the session's first revisions."""
 
     @property
     def new_failures(self) -> tuple[str, ...]:
@@ -61,6 +66,8 @@ class CheckResult:
         }
         if self.changed_tracked_files:
             data["changed_tracked_files"] = list(self.changed_tracked_files)
+        if self.changed_runner_files:
+            data["changed_runner_files"] = list(self.changed_runner_files)
         return data
 
 
@@ -144,6 +151,7 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
                 tuple(t for t in failed if t in before),
                 progressed,
                 tuple(str(f) for f in data.get("changed_tracked_files") or ()),
+                tuple(str(f) for f in data.get("changed_runner_files") or ()),
             )
         )
     return results
@@ -243,6 +251,15 @@ def _verification(
         notes.append(f"check(s) {denied} were denied, so nothing measured the change")
         return "denied"
     for c, r in outcomes.items():
+        if r.changed_runner_files:
+            files = ", ".join(
+                str(Path(f).relative_to(root)) if Path(f).is_relative_to(root) else f for f in r.changed_runner_files
+            )
+            notes.append(
+                f"check {c!r} ran with a runner changed during this session ({files}): "
+                "its result is not verification evidence"
+            )
+            return "untrusted"
         if r.tests_run == 0:
             notes.append(f"check {c!r}: zero tests ran; zero tests never verify a change")
             return "failed"
@@ -258,7 +275,7 @@ def _verification(
 def _deferred(verification: Verification, notes: list[str], events: Sequence[Event]) -> Verification:
     """The person said they will run the checks. Denied actions and stale results still take
     precedence, a verification the receipts already give stands, and earlier failures stay noted."""
-    if verification in ("denied", "stale", "verified"):
+    if verification in ("denied", "stale", "untrusted", "verified"):
         return verification
     denial = first_denial(events, run_start(events))
     if denial is not None:
