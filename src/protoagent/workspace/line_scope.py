@@ -12,7 +12,8 @@ whole text as at the edge of the line alone, and backtracking is never cut short
   trying the path that the line alone would take.
 
 Patterns the standard library's parser cannot read (syntax only the ``regex`` package knows)
-are not judged: they are matched per line without a prefilter.
+are not judged: they are matched per line without a prefilter. For those and for the patterns
+above, a file can still be skipped when it lacks a literal every match must contain.
 """
 
 from __future__ import annotations
@@ -63,3 +64,25 @@ def _agrees(items: Any) -> bool:
             if not _agrees(yes) or (no is not None and not _agrees(no)):
                 return False
     return True
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest run of literal characters every match of ``pattern`` contains, if any.
+
+    Only the top level of the pattern counts (what a group, branch or repeat holds may be
+    skipped); a case-insensitive pattern, or one with a ``{`` (which the ``regex`` package may
+    read as a fuzzy-match constraint where the standard parser sees a literal), has none.
+    """
+    if "{" in pattern:
+        return None
+    try:
+        tree = sre_parser.parse(pattern)
+    except (re.error, OverflowError, ValueError, RecursionError):
+        return None
+    if tree.state.flags & re.IGNORECASE:
+        return None
+    best, run = "", ""
+    for op, av in tree:
+        run = run + chr(av) if op is sre_constants.LITERAL else ""
+        best = max(best, run, key=len)
+    return best or None

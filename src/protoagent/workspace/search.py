@@ -24,7 +24,7 @@ from protoagent.errors import ToolRejected
 from protoagent.excerpts import excerpt
 from protoagent.workspace.files import read_bytes
 from protoagent.workspace.ignore import IgnoreRule, is_ignored, read_ignore_rules
-from protoagent.workspace.line_scope import whole_text_agrees
+from protoagent.workspace.line_scope import required_literal, whole_text_agrees
 from protoagent.workspace.paths import open_beneath, open_dir_beneath
 from protoagent.workspace.pattern_cost import MAX_PATTERN_CHARS, MAX_PATTERN_COST, pattern_cost
 from protoagent.workspace.text import BINARY_SNIFF_BYTES
@@ -61,11 +61,13 @@ class CompiledPattern:
     file that has a matching line (:mod:`protoagent.workspace.line_scope`).
     """
 
-    def __init__(self, source: str, compiled: Any, prefilter: bool) -> None:
+    def __init__(self, source: str, compiled: Any) -> None:
         self.source = source
         self._compiled = compiled
-        self.prefilter = prefilter
+        self.prefilter = whole_text_agrees(source)
         """Whether a whole-text search may rule a file out before its lines are matched."""
+        self.literal = required_literal(source)
+        """Text every matching line contains: a file without it is skipped unread by the matcher."""
 
     def found_in(self, text: str, timeout_s: float) -> bool:
         """Whether the pattern occurs in ``text``; raises TimeoutError after ``timeout_s``.
@@ -85,7 +87,7 @@ def compile_pattern(pattern: str) -> CompiledPattern:
             details={"pattern": excerpt(pattern)},
         )
     try:
-        return CompiledPattern(pattern, regex.compile(pattern, regex.MULTILINE), whole_text_agrees(pattern))
+        return CompiledPattern(pattern, regex.compile(pattern, regex.MULTILINE))
     except (regex.error, RecursionError, OverflowError, ValueError) as err:
         raise ToolRejected(
             f"pattern {excerpt(pattern)!r} is not a valid Python regular expression: {err}",
@@ -130,6 +132,8 @@ def search_files(
 
 def _matching_lines(text: str, path: str, clock: _Clock) -> Iterator[tuple[int, str]]:
     """``(number, line)`` of every line of ``text`` the pattern matches (``\\r\\n`` ends a line too)."""
+    if clock.pattern.literal is not None and clock.pattern.literal not in text:
+        return
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     if clock.pattern.prefilter and not clock.found_in("\n".join(lines) if "\r" in text else text, path):
         return
