@@ -6,7 +6,10 @@ the definition opened the file; the model was told the function did not exist.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.workflow.support import call, run_workflow, say
 
+from protoagent.testing import final_turn, make_repo, tool_turn, write_script
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.search import compile_pattern, search_files
 
@@ -49,6 +53,30 @@ def test_anchored_definition_search_finds_a_def_that_starts_a_later_line(tmp_pat
     shown = {m.tool_call_id: m.content for m in result.requests("architect")[-1].messages if m.tool_call_id is not None}
     assert shown["search_def"] == 'src/humanize/number.py:10: def intword(value, format="%.1f"):'
     assert shown["search_end"] == 'src/humanize/number.py:11:     return format % (value / 1e6) + " million"'
+
+
+def test_the_cli_session_log_records_the_anchored_match(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/humanize/number.py": NUMBER_PY})
+    script = write_script(
+        tmp_path / "turns.jsonl",
+        [
+            tool_turn("search_regex", role="architect", pattern="^def intword", path="src"),
+            final_turn("intword is defined in src/humanize/number.py line 10.", role="architect"),
+        ],
+    )
+    env = {**os.environ, "PROTOAGENT_HOME": str(tmp_path / "home")}
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "protoagent", *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    report = json.loads(cli("run", "--model", f"scripted:{script}", "--repo", str(repo), "--json", "where is intword?"))
+    events = json.loads(cli("sessions", "show", report["session_id"], "--json"))["events"]
+    ended = [e["payload"] for e in events if e["type"] == "tool.ended" and e["payload"]["tool"] == "search_regex"]
+    assert [p["output"] for p in ended] == ['src/humanize/number.py:10: def intword(value, format="%.1f"):']
 
 
 def test_anchors_hold_at_crlf_line_ends_and_in_files_without_a_final_newline(tmp_path: Path) -> None:
