@@ -30,6 +30,7 @@ from protoagent.workflow.workers import file_writes
 VERIFIED = "final_verification_passed"
 """Yield reason: every selected check passed after the last change; the edit phase is over."""
 MAX_SUMMARY_REPORT_CHARS = 400
+MAX_UNREAD_ADVICE_CHARS = 2000
 
 
 def passing_verification(events: Sequence[Event], record: TaskRecord) -> list[CheckResult] | None:
@@ -68,8 +69,11 @@ def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:
     changes = file_changes(events, None, start)
     if changes:
         parts.append("Changed: " + ", ".join(f"{c.path} (+{c.added} -{c.removed})" for c in changes) + ".")
+    unread = unread_advice(events, start)
     for role in _reporting_roles(events, start):
         report = recorded_report(events, role, start)
+        if role in unread:
+            continue  # its whole advice follows
         if report is not None and report.summary:
             said = report.summary.strip()
             if len(said) > MAX_SUMMARY_REPORT_CHARS:
@@ -78,7 +82,31 @@ def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:
     later = _after_verification(events, max((r.seq for r in passed), default=0))
     if later:
         parts.append("Also run after verification: " + ", ".join(later) + ".")
-    return " ".join(parts)
+    advice = [
+        f"Advice from {role} that arrived as verification closed the run (not evidence):\n{text}"
+        for role, text in unread.items()
+    ]
+    return "\n\n".join([" ".join(parts), *advice])
+
+
+def unread_advice(events: Sequence[Event], after_seq: int) -> dict[str, str]:
+    """Advice results (Tester, team members) the Architect received after its last model reply:
+    no request followed them, so only the run's report can carry them. Bounded per worker."""
+    last_reply = max((e.seq for e in events if e.type == "model.completed" and e.agent == "architect"), default=0)
+    found: dict[str, str] = {}
+    for e in events:
+        if e.seq <= max(after_seq, last_reply) or e.type != "tool.ended" or e.agent != "architect":
+            continue
+        role = (e.payload.get("data") or {}).get("advice")
+        if isinstance(role, str) and e.payload.get("status") == "ok":
+            text = str(e.payload["output"]).removeprefix("advice, not evidence:\n").strip()
+            if len(text) > MAX_UNREAD_ADVICE_CHARS:
+                text = (
+                    text[:MAX_UNREAD_ADVICE_CHARS].rstrip()
+                    + f" [... {len(text) - MAX_UNREAD_ADVICE_CHARS} characters cut]"
+                )
+            found[role] = text
+    return found
 
 
 def _tests(count: int | None) -> str:

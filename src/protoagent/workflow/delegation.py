@@ -41,7 +41,9 @@ class DelegateTool(Tool[DelegateArgs]):
         from protoagent.workflow.workers import runner_of
 
         text = await runner_of(ctx).run_member(self.member, str(prepared.state))
-        return ToolOutput(f"advice, not evidence:\n{text}", data={"member": self.member.name})
+        return ToolOutput(
+            f"advice, not evidence:\n{text}", data={"member": self.member.name, "advice": self.member.name}
+        )
 
 
 def member_tool(member: EffectiveAgent, lead: str) -> AnyTool:

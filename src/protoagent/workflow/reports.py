@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from typing import cast
 
 from protoagent.events.types import Event
+from protoagent.tools.base import Profile
 from protoagent.workflow.task import ReportStatus, WorkerReport
 
 WRITE_TOOLS = frozenset({"edit_file", "create_file", "replace_file"})
+ADVICE_CHARS: dict[Profile, int] = {"standard": 4000, "small": 1200}
+"""How much of an advising worker's own messages its lead is shown (the most recent kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,28 @@ def render_report(role: str, report: WorkerReport | None, last_text: str) -> str
     if report.missing_paths:
         lines.append("missing paths: " + ", ".join(report.missing_paths))
     return "\n".join(lines)
+
+
+def worker_messages(events: Sequence[Event], agent: str, after_seq: int = 0) -> list[str]:
+    """The text of every model reply ``agent`` gave after ``after_seq`` (also the text that came
+    with a tool call, such as the cases a Tester wrote before its ``report_task``)."""
+    return [
+        str(e.payload["text"]).strip()
+        for e in events
+        if e.seq > after_seq and e.agent == agent and e.type == "model.completed" and str(e.payload["text"]).strip()
+    ]
+
+
+def render_advice(role: str, report: WorkerReport | None, messages: Sequence[str], limit: int) -> str:
+    """A read-only worker's conclusion as its lead sees it: what it wrote (bounded to ``limit``
+    characters, the most recent kept, a cut said) and then its report; advice, not evidence."""
+    said = "\n\n".join(m for m in messages if report is None or m != report.summary.strip())
+    if len(said) > limit:
+        said = f"[... {len(said) - limit} characters of its earlier messages cut ...]\n" + said[-limit:]
+    if report is None:
+        return f"{role} answered without a report:\n{said}" if said else f"{role} made no report"
+    parts = [f"{role} wrote:\n{said}"] if said else []
+    return "\n".join([*parts, render_report(role, report, "")])
 
 
 def file_changes(events: Sequence[Event], agent: str | None, after_seq: int = 0) -> tuple[FileChange, ...]:

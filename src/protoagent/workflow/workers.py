@@ -18,17 +18,21 @@ from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.types import Event
 from protoagent.models.types import ActionMode, ModelRequest
+from protoagent.skills.session_skills import preload_member
 from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.packets import SPAN_BUDGETS, read_spans, render_spans
 from protoagent.workflow.reports import (
+    ADVICE_CHARS,
     WRITE_TOOLS,
     FileChange,
     file_changes,
     recorded_report,
+    render_advice,
     render_changes,
     render_report,
+    worker_messages,
 )
 from protoagent.workflow.task import WorkerReport
 
@@ -128,8 +132,12 @@ class WorkerRunner:
         admission, once."""
         self.assignments[role] = start = len(self.session.log)
         self.session.log.append("worker.started", {"role": role, "task": task}, agent=role)
+        assignment = f"Assignment: {task}"
+        member = self.members.get(role)
+        if member is not None:  # assignment is the one unconditional preload, for members too
+            preload_member(self.session.spec.services, self.session.log, role, member.skills, preset.tools, assignment)
         loop = AgentLoop(self.session, agent=role, role=preset, budget=self.budget, history_from=start)
-        return loop, f"Assignment: {task}"
+        return loop, assignment
 
     def _packet(self, window_turns: int | None = None) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
@@ -221,8 +229,13 @@ class WorkerRunner:
         loop, assignment = self._assignment("tester", task, self._role("tester", roles.tester))
         outcome = await loop.run_turn(assignment, context=self._packet())
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
-        report = recorded_report(log.events, "tester", self.assignments["tester"])
-        return render_report("tester", report, outcome.text)
+        return self._advice("tester")
+
+    def _advice(self, role: str) -> str:
+        """What an advising worker concluded in its assignment: its messages and its report."""
+        events, start = self.session.log.events, self.assignments[role]
+        report = recorded_report(events, role, start)
+        return render_advice(role, report, worker_messages(events, role, start), ADVICE_CHARS[self.profile])
 
     def _role(self, name: str, builtin: Callable[[Profile, ActionMode], Preset]) -> Preset:
         """The built-in worker role with the prompt and tools its compiled config gives."""
@@ -242,8 +255,7 @@ class WorkerRunner:
         loop, assignment = self._assignment(member.name, task, role)
         outcome = await loop.run_turn(assignment)
         log.append("worker.ended", {"role": member.name, "status": outcome.status}, agent=member.name)
-        report = recorded_report(log.events, member.name, self.assignments[member.name])
-        return render_report(member.name, report, outcome.text)
+        return self._advice(member.name)
 
 
 def _ended_on_applied_edit(events: Sequence[Event], after_seq: int, root: Path) -> bool:
@@ -310,7 +322,7 @@ class TesterTool(Tool[AssignmentArgs]):
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         advice = await runner_of(ctx).run_tester(str(prepared.state))
-        return ToolOutput(f"advice, not evidence:\n{advice}")
+        return ToolOutput(f"advice, not evidence:\n{advice}", data={"advice": "tester"})
 
 
 WORKER_TOOLS = (CoderTool, TesterTool)
