@@ -1,7 +1,7 @@
 """What a sandboxed command can read, reach and tamper with, through the real CLI.
 
-A hostile command tries to read the user's keys (``~/.ssh``, ``~/.aws``, ``~/.netrc``), the
-session store and another session's artifacts in the data home; to connect to the user's SSH
+A hostile command tries to read the user's keys (``~/.ssh``, ``~/.aws``, ``~/.netrc``) and
+another session's artifacts in the data home (whose ``skills`` stay readable); to connect to the user's SSH
 agent and a Docker-like socket in the runtime folder; to plant a hook in a nested repository's
 ``.git`` and an agent file in an absent ``.protoagent``; and to chmod a file outside the
 workspace. Under bubblewrap and Landlock every attempt fails (Landlock cannot refuse pathname
@@ -69,6 +69,7 @@ def machine(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Machine]
     for rel in (".ssh/id_ed25519", ".aws/credentials", ".netrc"):
         plant(user / rel)
     plant(data / "artifacts" / "s_other" / "processes" / "p_1.log")
+    plant(data / "skills" / "pdf" / "scripts" / "extract.py", "skill script")
     plant(tmp_path / "other-repo" / ".env")
     outside = plant(tmp_path / "outside" / "notes.txt", "outside")
     outside.chmod(0o600)
@@ -91,6 +92,7 @@ def plan(m: Machine) -> dict[str, dict[str, str]]:
             "netrc": str(m.user / ".netrc"),
             "other_session": str(m.data / "artifacts" / "s_other" / "processes" / "p_1.log"),
             "workspace": str(m.repo / "README.md"),
+            "user_skill": str(m.data / "skills" / "pdf" / "scripts" / "extract.py"),
         },
         "connect": {
             "ssh_agent": m.env["SSH_AUTH_SOCK"],
@@ -134,6 +136,7 @@ def test_sandboxed_command_cannot_read_secrets_or_tamper_with_git_and_protoagent
     for name in ("nested_hook", "agent_file"):
         assert probe[name].startswith("refused"), (name, probe[name])
     assert probe["workspace"] == "probe" and probe["workspace_write"] == "wrote"
+    assert probe["user_skill"] == "skill script", "the user's skills stay readable inside the hidden data home"
     host = tampered(machine)
     assert not host["nested_hook"] and not host["agent_file"]
     if machine.mode == "bwrap":  # Landlock governs neither pathname sockets nor chmod (SECURITY.md)

@@ -5,10 +5,11 @@ command, because a ``preexec_fn`` is not safe in a threaded harness. It imports 
 standard library so it starts in milliseconds and never sees the harness's packages.
 
 Usage: ``landlock_exec.py --root DIR [--write PATH]... [--tmpdir DIR] [--hide PATH]...
-[--protect PATH]... [--network] -- ARGV...``
+[--read PATH]... [--protect PATH]... [--network] -- ARGV...``
 
 Rules (Landlock ABI >= 3, enforced by the kernel for this process and everything it starts):
-- reads are allowed everywhere except beneath each ``--hide`` path; execution is not restricted;
+- reads are allowed everywhere except beneath each ``--hide`` path (a ``--read`` path inside one
+  stays readable); execution is not restricted;
 - writes (create, remove, rename, truncate, write) are allowed beneath each ``--write`` path and
   beneath the root except its ``--protect`` and ``--hide`` paths;
 - Landlock only adds permissions, beneath a path: to leave one path out, its parent's other
@@ -65,7 +66,12 @@ def abi_version() -> int:
 
 
 def confine(
-    root: str, writable: list[str], network: bool, hidden: list[str] | None = None, protected: list[str] | None = None
+    root: str,
+    writable: list[str],
+    network: bool,
+    hidden: list[str] | None = None,
+    protected: list[str] | None = None,
+    readable: list[str] | None = None,
 ) -> None:
     """Restrict this process (and its future children) as the module describes."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -84,6 +90,8 @@ def confine(
     secret = frozenset(hidden or ())
     blocked = secret | frozenset(protected or ())
     _grant_except(libc, ruleset, "/", READ_RIGHTS, secret)
+    for path in readable or ():
+        _allow(libc, ruleset, path, READ_RIGHTS)
     for path in writable:
         _allow(libc, ruleset, path, DIR_RIGHTS | READ_RIGHTS)
     _grant_except(libc, ruleset, root, READ_RIGHTS, secret)
@@ -160,6 +168,7 @@ def main(args: list[str]) -> None:
     root, writable, network = "", [], False
     hidden: list[str] = []
     protected: list[str] = []
+    readable: list[str] = []
     pairs = iter(options)
     for option in pairs:
         if option == "--network":
@@ -172,6 +181,8 @@ def main(args: list[str]) -> None:
             hidden.append(next(pairs))
         elif option == "--protect":
             protected.append(next(pairs))
+        elif option == "--read":
+            readable.append(next(pairs))
         elif option == "--tmpdir":
             writable.append(next(pairs))
             os.environ.setdefault("TMPDIR", writable[-1])
@@ -179,7 +190,7 @@ def main(args: list[str]) -> None:
         sys.stderr.write("landlock sandbox: usage: --root DIR [--write PATH]... [--network] -- ARGV...\n")
         raise SystemExit(126)
     try:
-        confine(root, writable, network, hidden, protected)
+        confine(root, writable, network, hidden, protected, readable)
     except OSError as error:
         sys.stderr.write(f"landlock sandbox: could not confine the command: {error}\n")
         raise SystemExit(126) from None

@@ -40,7 +40,7 @@ from typing import Literal
 
 from protoagent.errors import ConfigError
 from protoagent.processes import landlock_exec
-from protoagent.processes.sandbox_paths import configured_hidden, host_sockets, protected_paths, to_hide, within
+from protoagent.processes.sandbox_paths import configured_hiding, host_sockets, protected_paths, to_hide, within
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
@@ -68,6 +68,8 @@ class BwrapSandbox:
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     """Paths commands never see (resolved); see :mod:`protoagent.processes.sandbox_paths`."""
+    readable: tuple[Path, ...] = ()
+    """Paths inside hidden folders that commands may still read."""
 
     @property
     def name(self) -> str:
@@ -86,6 +88,9 @@ class BwrapSandbox:
         for path in (scope.root, scope.home, *self.writable):
             args += ["--bind", str(path), str(path)]
         args += _cover(rest, covered)
+        for path in self.readable:
+            if os.path.exists(path):
+                args += ["--ro-bind", str(path), str(path)]
         hiding = [*around, *rest]
         sockets = [s for s in host_sockets(kept) if not any(within(s, h) for h in hiding)]
         args += _cover(sockets, covered)
@@ -106,6 +111,8 @@ class LandlockSandbox:
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     """Paths commands never read (resolved); see :mod:`protoagent.processes.sandbox_paths`."""
+    readable: tuple[Path, ...] = ()
+    """Paths inside hidden folders that commands may still read."""
 
     @property
     def name(self) -> str:
@@ -119,6 +126,8 @@ class LandlockSandbox:
         around, rest = to_hide(self.hidden, (scope.root, scope.home, scope.tmp, *self.writable))
         for path in (*around, *rest):
             args += ["--hide", str(path)]
+        for path in self.readable:
+            args += ["--read", str(path)]
         for path in protected_paths(scope.root):
             args += ["--protect", str(path)]
         if self.network:
@@ -149,18 +158,18 @@ def select_sandbox(
     mode: str, *, network: bool = False, writable: Sequence[Path] = (), hidden: Sequence[Path] | None = None
 ) -> Sandbox:
     """The profile for ``mode``; ``required`` without a working backend raises ``ConfigError``.
-    ``hidden`` defaults to the deny list in force (``sandbox_paths.configured_hidden``)."""
+    ``hidden`` defaults to the deny list in force (``sandbox_paths.configured_hiding``)."""
     if mode not in SANDBOX_MODES:
         raise ConfigError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
     granted = tuple(_granted_path(path) for path in writable)
     if mode == "off":
         return Unconfined(False, "--sandbox off: commands run unconfined")
-    secret = configured_hidden() if hidden is None else tuple(Path(os.path.realpath(p)) for p in hidden)
+    secret, readable = configured_hiding() if hidden is None else (tuple(map(_resolved, hidden)), ())
     bwrap = bwrap_executable()
     if bwrap is not None:
-        return BwrapSandbox(bwrap, network, granted, secret)
+        return BwrapSandbox(bwrap, network, granted, secret, readable)
     if landlock_available():
-        return LandlockSandbox(network, granted, secret)
+        return LandlockSandbox(network, granted, secret, readable)
     if mode == "required":
         fix = "install bubblewrap (apt-get install bubblewrap)"
         raise ConfigError(f"--sandbox required, but {missing_backends()}; {fix}")
@@ -213,6 +222,10 @@ def _allowed_backends() -> frozenset[str]:
     if raw is None:
         return frozenset(DEFAULT_BACKENDS)
     return frozenset(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 def _granted_path(path: Path) -> Path:

@@ -9,9 +9,11 @@ that list, never a repository file::
 
     {"sandbox": {"hidden": ["~/work/other-repo/.env"], "readable": ["~/.docker"]}}
 
-``hidden`` adds paths; ``readable`` takes paths off the default list. The workspace, the
-session's own folders and ``--writable`` grants are never hidden (a hidden folder that holds one
-of them is hidden around it); a hidden path inside the workspace stays hidden.
+``hidden`` adds paths; ``readable`` takes paths off the default list, and a readable path inside
+a hidden folder stays readable there (the data home's ``skills`` folder is, by default, so a
+skill's scripts can run). The workspace, the session's own folders and ``--writable`` grants are
+never hidden (a hidden folder that holds one of them is hidden around it); a hidden path inside
+the workspace stays hidden.
 
 Protected (readable, never changed): every ``.git`` in the workspace (nested repositories and
 submodules included, as found when the command starts) and ``.protoagent`` whether or not it
@@ -87,18 +89,22 @@ def default_hidden(home: Path, data: Path) -> tuple[Path, ...]:
     return (*(home / rel for rel in DEFAULT_HIDDEN_IN_HOME), *map(Path, DEFAULT_HIDDEN_SYSTEM), data)
 
 
-def configured_hidden(data: Path | None = None) -> tuple[Path, ...]:
-    """The deny list in force: the defaults, less the user's ``sandbox.readable``, plus their
-    ``sandbox.hidden`` (``ConfigError`` names a malformed entry). Paths are absolute and resolved."""
+def configured_hiding(data: Path | None = None) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """``(hidden, readable)`` in force: the default deny list less the user's ``sandbox.readable``
+    plus their ``sandbox.hidden``, and the readable paths that lie inside a hidden folder (the data
+    home's ``skills`` and the user's own). ``ConfigError`` names a malformed entry. Paths are
+    absolute and resolved."""
     from protoagent.settings import load_settings
 
     data = data_home() if data is None else data
     section = load_settings(data).get("sandbox", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{data / SETTINGS_FILE}: 'sandbox' must be an object; fix or remove it")
-    readable = set(_setting_paths(section, "readable", data))
+    readable = _setting_paths(section, "readable", data)
     chosen = [p for p in map(_resolved, default_hidden(Path.home(), data)) if p not in readable]
-    return tuple(dict.fromkeys([*chosen, *_setting_paths(section, "hidden", data)]))
+    hidden = tuple(dict.fromkeys([*chosen, *_setting_paths(section, "hidden", data)]))
+    inside = [p for p in (_resolved(data / "skills"), *readable) if any(p != h and within(p, h) for h in hidden)]
+    return hidden, tuple(dict.fromkeys(inside))
 
 
 def _setting_paths(section: dict[str, Any], key: str, data: Path) -> list[Path]:
