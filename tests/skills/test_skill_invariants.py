@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from protoagent.agents.session import builtin_tools
 from protoagent.context.tokens import EstimatingCounter
 from protoagent.errors import ToolRejected
 from protoagent.events import MemoryStore
@@ -15,7 +16,6 @@ from protoagent.hooks.admission import ContextAdmissionHook
 from protoagent.hooks.pipeline import HookPipeline
 from protoagent.hooks.skills import DurableSkillsHook, SkillCatalogHook, rehydrate
 from protoagent.models.types import Message, ModelRequest
-from protoagent.skills.activation import activate
 from protoagent.skills.catalog import build_catalog, catalog_cap
 from protoagent.skills.discovery import discover_skills
 from protoagent.skills.resolver import resolve_skill
@@ -173,10 +173,11 @@ def test_R11_activated_skill_instructions_remain_exact_through_compaction(tmp_pa
     assert admission.last_report is not None and admission.last_report.evicted_message_count > 0
     skill_results = [m for m in request.messages if m.name == "skill"]
     assert len(skill_results) == 1 and BODY.strip() in skill_results[0].content
-    assert runtime.loaded == {"pdf-forms": runtime.index.find("pdf-forms", "coding").identity}  # type: ignore[union-attr]
-    tiny = SkillRuntime(runtime.index, "coding", runtime.repos, 200, loaded=dict(runtime.loaded))
+    identity = runtime.index.find("pdf-forms", "coding").identity  # type: ignore[union-attr]
+    assert runtime.loaded == {"lead": {"pdf-forms": identity}}
+    tiny = SkillRuntime(runtime.index, "coding", runtime.repos, 200, loaded={"lead": dict(runtime.loaded["lead"])})
     DurableSkillsHook(tiny, agents)(ModelRequest("sys", (Message("user", "x"),), agent_role="lead"), log.events)
-    assert tiny.loaded == {}  # outside the durable budget: the marker clears so it can load exactly again
+    assert tiny.loaded_for("lead") == {}  # outside the durable budget: the marker clears so it can load exactly again
 
 
 def test_R12_activation_lists_task_resource_paths_without_contents_and_hides_control_plane(tmp_path: Path) -> None:
@@ -209,17 +210,19 @@ def test_R13_loading_validates_and_activates_every_tool_dependency_and_rehydrate
         files={"agents/protoagent.yaml": "dependencies:\n  tools: [shell, no_such_tool]\n"},
     )
     index = discover_skills([repo], None, bundled=False)
-    runtime = SkillRuntime(index, "coding", (repo,), available_tools={"read_file", "shell", "process", "skill"})
+    tools = {t.name: t.metadata for t in (*builtin_tools(), SkillTool())}
+    runtime = SkillRuntime(index, "coding", (repo,), tools=tools)
+    runtime.enrol("main", ("read_file", "execute_command", "skill"))
     with pytest.raises(ToolRejected) as missing:
         asyncio.run(_call(runtime, "needs-missing"))
     assert missing.value.details["missing"] == ["no_such_tool"]
-    assert runtime.loaded == {} and runtime.active_tools == set()  # nothing half-activated
+    assert runtime.loaded == {} and runtime.active_tools == {}  # nothing half-activated
     log = _log()
-    activation = activate(index.find("runner", "coding"), "agent", runtime.available_tools)  # type: ignore[arg-type]
     from protoagent.skills.session_skills import record_activation
 
-    record_activation(log, runtime, activation, "run it", "lead")
-    assert runtime.active_tools == {"shell", "process"}
-    reloaded = SkillRuntime(index, "coding", (repo,))
-    rehydrate(reloaded, SessionLog(log.store, log.session_id, log.events).events, "lead")
+    record_activation(log, runtime, runtime.activate(index.find("runner", "coding"), "agent", "main"), "run it", "main")  # type: ignore[arg-type]
+    assert runtime.active_tools == {"main": {"shell", "process"}}
+    reloaded = SkillRuntime(index, "coding", (repo,), tools=tools)
+    reloaded.enrol("main", ("read_file", "execute_command", "skill"))
+    rehydrate(reloaded, SessionLog(log.store, log.session_id, log.events).events, "main")
     assert reloaded.loaded == runtime.loaded and reloaded.active_tools == runtime.active_tools

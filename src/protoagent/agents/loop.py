@@ -184,7 +184,7 @@ class AgentLoop:
             result = await self.session.pipeline.run(
                 call,
                 agent=self.agent,
-                allowed=self.session.offered_tools(self.role.tools),
+                allowed=self.session.offered_tools(self.role.tools, self.agent),
                 turn=self.turn,
                 step=step,
                 profile=self.role.profile,
@@ -240,7 +240,7 @@ class AgentLoop:
         request = ModelRequest(
             system=self.role.system_prompt,
             messages=tuple(self._history.derive(events[self.history_from :] if self.history_from else events)),
-            tools=session.registry.schemas(session.offered_tools(self.role.tools)),
+            tools=session.registry.schemas(session.offered_tools(self.role.tools, self.agent)),
             action_mode=self.role.action_mode,
             agent_role=self.agent,
             max_output_tokens=session.spec.model_config.max_output_tokens,

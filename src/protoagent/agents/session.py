@@ -99,14 +99,16 @@ class AgentSession:
         if isinstance(registry, ProcessRegistry):
             registry.shutdown()
 
-    def offered_tools(self, names: Sequence[str]) -> tuple[str, ...]:
-        """The role's tools, tools activated by loaded skills, ``recall`` for a role with tools when
-        projection is mounted (its receipts point to it), plus ``process`` once a ``shell`` call left
-        a process running."""
+    def offered_tools(self, names: Sequence[str], agent: str) -> tuple[str, ...]:
+        """The role's tools, tools activated by the skills ``agent`` loaded, ``recall`` for a role with
+        tools when projection is mounted (its receipts point to it), plus ``process`` once a ``shell``
+        call left a process running."""
         registry = self.spec.services.get("processes")
-        skill_tools = self.spec.services.get("skill_tools") or ()
-        # Tools an activated skill declared as dependencies join the offer (validated on activation).
-        names = (*names, *(t for t in sorted(skill_tools) if t not in names and t in self.registry))
+        granted: Mapping[str, Iterable[str]] = self.spec.services.get("skill_tools") or {}
+        # Dependencies of a skill join only the offer of the agent that loaded it (bounded by its
+        # role when the skill was activated); a lead's skills never widen a member.
+        skill_tools = sorted(granted.get(agent, ()))
+        names = (*names, *(t for t in skill_tools if t not in names and t in self.registry))
         if names and "recall" in self.registry and "recall" not in names and PROJECTION_OWNER in self.hooks.owners:
             names = (*names, "recall")  # projection declares it to the model only once a receipt needs it
         if "shell" in names and "process" in self.registry and isinstance(registry, ProcessRegistry):

@@ -14,6 +14,7 @@ from protoagent.models.types import Message, ModelRequest, ToolCall
 from protoagent.skills.activation import SKILL_TOOL, Activation
 from protoagent.skills.runtime import SkillRuntime
 from protoagent.skills.session_skills import ACTIVATED_EVENT, activate_for_request
+from protoagent.tools.base import AnyTool
 
 SKILLS_STAGE = 5
 """Before the compact protocol (10), which keeps the system text as the role's instructions."""
@@ -78,19 +79,20 @@ def _insert_after_user(messages: list[Message], text: str | None, block: Sequenc
 
 
 class SkillCatalogHook:
-    """Adds the bounded catalog to the system text and the pre-model activation pairs to history."""
+    """Adds the bounded catalog to the system text of ``agents`` and every agent's own pre-model
+    activation pairs (a member's assigned skills too) to its history."""
 
     def __init__(self, runtime: SkillRuntime, agents: frozenset[str]) -> None:
         self.runtime = runtime
         self.agents = agents
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        if request.agent_role not in self.agents:
-            return request
         messages = list(request.messages)
         for pair in activation_pairs(events, request.agent_role):
             if pair.after_text is not None:
                 _insert_after_user(messages, pair.after_text, pair.messages())
+        if request.agent_role not in self.agents:
+            return replace(request, messages=tuple(messages)) if len(messages) != len(request.messages) else request
         latest = next((m.content for m in reversed(messages) if m.role == "user"), "")
         catalog = self.runtime.catalog(latest).render()
         system = f"{request.system}\n\n{catalog}" if catalog else request.system
@@ -123,7 +125,7 @@ class DurableSkillsHook:
             else:
                 dropped.append(pair.activation.name)
         kept = {p.activation.name for p in pairs if p.call_id in present} | {p.activation.name for p in restored}
-        self.runtime.forget([name for name in dropped if name not in kept])
+        self.runtime.forget([name for name in dropped if name not in kept], request.agent_role)
         if not restored:
             return request
         messages = list(request.messages)
@@ -138,7 +140,7 @@ class DurableSkillsHook:
 def rehydrate(runtime: SkillRuntime, events: Sequence[Event], agent: str) -> None:
     """Durable activations restore the same runtime contract: loaded markers and activated tools."""
     for pair in activation_pairs(events, agent):
-        runtime.mark_loaded(pair.activation)
+        runtime.mark_loaded(pair.activation, agent)
 
 
 async def start_skills(
@@ -148,13 +150,16 @@ async def start_skills(
     objective: str,
     *,
     agent: str,
-    tool_names: Collection[str],
+    tools: Sequence[AnyTool],
+    role_tools: Collection[str],
     resolver: ModelProvider | None,
     assigned: Sequence[str] = (),
 ) -> None:
     """Mount both skill hooks for ``agent``, rehydrate earlier activations, then activate what the
-    request names, what the agent is assigned, or what the implicit resolver selects."""
-    runtime.available_tools = frozenset(tool_names)
+    request names, what the agent is assigned, or what the implicit resolver selects. ``tools`` are
+    the session's (their metadata bounds what a skill may activate) and ``role_tools`` the lead's."""
+    runtime.tools = {t.name: t.metadata for t in tools}
+    runtime.enrol(agent, role_tools)
     agents = frozenset({agent})
     hooks.register(SkillCatalogHook(runtime, agents).registration())
     hooks.register(DurableSkillsHook(runtime, agents).registration())

@@ -1,6 +1,6 @@
 """Skills: SKILL.md bundles discovered, validated, disclosed in three tiers, resolved and activated."""
 
-from protoagent.skills.activation import Activation, activate, assigned_activations, mentioned_skills
+from protoagent.skills.activation import Activation, activate, assigned_bundles, mentioned_skills
 from protoagent.skills.catalog import Catalog, build_catalog, catalog_cap
 from protoagent.skills.discovery import discover_skills, load_skills
 from protoagent.skills.index import SkillIndex
@@ -17,7 +17,7 @@ __all__ = [
     "SkillIndex",
     "SkillRuntime",
     "activate",
-    "assigned_activations",
+    "assigned_bundles",
     "build_catalog",
     "catalog_cap",
     "discover_skills",

@@ -133,17 +133,15 @@ def mentioned_skills(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def explicit_activations(
-    text: str, index: SkillIndex, mode: AppMode, available_tools: Collection[str] | None = None
-) -> list[Activation]:
-    """Activations for the skills a request names exactly. Manual-only skills count; a skill whose
+def explicit_bundles(text: str, index: SkillIndex, mode: AppMode) -> list[SkillBundle]:
+    """The skills a request names exactly, to activate. Manual-only skills count; a skill whose
     manual invocation is off (see ``refused_mentions``), or that is unknown in this mode, is
     skipped (``$5`` stays prose)."""
     out = []
     for name in mentioned_skills(text):
         bundle = index.find(name, mode)
         if bundle is not None and bundle.preferences.manual:
-            out.append(activate(bundle, "mention", available_tools))
+            out.append(bundle)
     return out
 
 
@@ -162,15 +160,13 @@ def refused_mentions(text: str, index: SkillIndex, mode: AppMode) -> list[tuple[
     return refused
 
 
-def assigned_activations(
-    names: Sequence[str], index: SkillIndex, mode: AppMode, available_tools: Collection[str] | None = None
-) -> tuple[list[Activation], list[str]]:
-    """The unconditional preload for an agent's assigned skills, and the names that are unknown."""
+def assigned_bundles(names: Sequence[str], index: SkillIndex, mode: AppMode) -> tuple[list[SkillBundle], list[str]]:
+    """The unconditional preload of an agent's assigned skills, and the names that are unknown."""
     found, unknown = [], []
     for name in dict.fromkeys(names):
         bundle = index.find(name, mode)
         if bundle is None:
             unknown.append(name)
         else:
-            found.append(activate(bundle, "agent", available_tools))
+            found.append(bundle)
     return found, unknown

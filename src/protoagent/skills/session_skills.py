@@ -1,25 +1,21 @@
 """Skills at the start of a turn: discovery for the session, explicit ``$name`` / ``/skill:name``
-activations, agent-assigned preloads, and otherwise the implicit resolver — all recorded."""
+activations, agent-assigned preloads (a lead's and each member's), and otherwise the implicit
+resolver — all recorded, each activation for the agent it is made for."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
 from protoagent.models.protocol import ModelProvider
-from protoagent.skills.activation import (
-    Activation,
-    activate,
-    assigned_activations,
-    explicit_activations,
-    refused_mentions,
-)
+from protoagent.skills.activation import Activation, Trigger, assigned_bundles, explicit_bundles, refused_mentions
 from protoagent.skills.discovery import load_skills
-from protoagent.skills.model import AppMode
+from protoagent.skills.model import AppMode, SkillBundle
 from protoagent.skills.resolver import resolve_skill
-from protoagent.skills.runtime import SkillRuntime
+from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
 
 ACTIVATED_EVENT = "skill.activated"
 RESOLVED_EVENT = "skill.resolved"
@@ -31,13 +27,12 @@ def session_runtime(
     mode: AppMode,
     *,
     context_window: int | None = None,
-    available_tools: Collection[str] | None = None,
     persist_cache: bool = False,
 ) -> SkillRuntime:
     """Discover skills once for a session (the user's overlay applied); only a run's bootstrap
     sets ``persist_cache`` to keep new YAML parses in the data home."""
     index = load_skills(repos, home, persist_cache=persist_cache)
-    return SkillRuntime(index, mode, tuple(repos), context_window, available_tools)
+    return SkillRuntime(index, mode, tuple(repos), context_window)
 
 
 def record_activation(log: SessionLog, runtime: SkillRuntime, activation: Activation, request: str, agent: str) -> None:
@@ -46,7 +41,61 @@ def record_activation(log: SessionLog, runtime: SkillRuntime, activation: Activa
     log.append(
         ACTIVATED_EVENT, {"call_id": call_id, "request": request, "activation": activation.to_json()}, agent=agent
     )
-    runtime.mark_loaded(activation)
+    runtime.mark_loaded(activation, agent)
+
+
+def _activate_each(
+    log: SessionLog, runtime: SkillRuntime, bundles: Sequence[SkillBundle], trigger: Trigger, agent: str, source: str
+) -> list[Activation]:
+    """Each bundle's activation for ``agent``; one whose dependencies the agent's role may not have
+    is refused with its recorded reason, and the others still activate."""
+    out = []
+    for bundle in bundles:
+        try:
+            out.append(runtime.activate(bundle, trigger, agent))
+        except ToolRejected as exc:
+            log.append(
+                RESOLVED_EVENT,
+                {"skill": None, "refused": bundle.name, "source": source, "reason": exc.message},
+                agent=agent,
+            )
+    return out
+
+
+def preload_assigned(
+    log: SessionLog, runtime: SkillRuntime, agent: str, assigned: Sequence[str], request: str
+) -> list[Activation]:
+    """Assignment is the one unconditional preload, for leads and members alike: each assigned
+    skill not yet in ``agent``'s context is activated for it and recorded (unknown names too)."""
+    bundles, unknown = assigned_bundles(assigned, runtime.index, runtime.mode)
+    for name in unknown:
+        log.append(
+            RESOLVED_EVENT,
+            {"skill": None, "source": "agent", "reason": f"assigned skill {name!r} not found"},
+            agent=agent,
+        )
+    fresh = [b for b in bundles if runtime.loaded_for(agent).get(b.name) != b.identity]
+    chosen = _activate_each(log, runtime, fresh, "agent", agent, "agent")
+    for activation in chosen:
+        record_activation(log, runtime, activation, request, agent)
+    return chosen
+
+
+def preload_member(
+    services: Mapping[str, Any],
+    log: SessionLog,
+    agent: str,
+    assigned: Sequence[str],
+    role_tools: Collection[str],
+    request: str,
+) -> None:
+    """At the start of a member's assignment: its assigned skills, preloaded for it alone and
+    bounded by ``role_tools``. A session without skills has nothing to preload."""
+    runtime = services.get(SKILLS_SERVICE)
+    if not assigned or not isinstance(runtime, SkillRuntime):
+        return
+    runtime.enrol(agent, role_tools)
+    preload_assigned(log, runtime, agent, assigned, request)
 
 
 async def activate_for_request(
@@ -60,43 +109,27 @@ async def activate_for_request(
     """Assigned skills preload unconditionally; names in the request activate exactly (a named skill
     whose manual invocation is off is refused with a recorded one-line reason); only when the
     request names no skill and none is assigned does the implicit resolver decide (one or none)."""
-    chosen: list[Activation] = []
-    try:
-        preload, unknown = assigned_activations(assigned, runtime.index, runtime.mode, runtime.available_tools)
-        chosen.extend(preload)
-        chosen.extend(
-            a
-            for a in explicit_activations(request, runtime.index, runtime.mode, runtime.available_tools)
-            if a.name not in {c.name for c in chosen}
-        )
-    except ToolRejected as exc:
-        log.append(RESOLVED_EVENT, {"skill": None, "source": "explicit", "reason": exc.message}, agent=agent)
-        return []
-    for name in unknown:
-        log.append(
-            RESOLVED_EVENT,
-            {"skill": None, "source": "agent", "reason": f"assigned skill {name!r} not found"},
-            agent=agent,
-        )
+    chosen = preload_assigned(log, runtime, agent, assigned, request)
+    mentioned = explicit_bundles(request, runtime.index, runtime.mode)
+    loaded = runtime.loaded_for(agent)
+    named = [b for b in mentioned if b.name not in {c.name for c in chosen} and loaded.get(b.name) != b.identity]
+    explicit = _activate_each(log, runtime, named, "mention", agent, "explicit")
     refused = refused_mentions(request, runtime.index, runtime.mode)
     for name, message in refused:
         log.append(
             RESOLVED_EVENT, {"skill": None, "source": "explicit", "refused": name, "reason": message}, agent=agent
         )
-    if not chosen and not refused and provider is not None:
-        eligible = [b for b in runtime.index.implicit(runtime.mode) if b.name not in runtime.loaded]
+    preloads = [n for n in assigned if runtime.index.find(n, runtime.mode) is not None]
+    if not preloads and not mentioned and not refused and provider is not None:
+        eligible = [b for b in runtime.index.implicit(runtime.mode) if b.name not in loaded]
         decision = await resolve_skill(request, runtime.mode, eligible, provider)
         log.append(RESOLVED_EVENT, {**decision.to_json(), "source": "resolver"}, agent=agent)
         bundle = runtime.index.find(decision.skill, runtime.mode) if decision.skill else None
         if bundle is not None:
-            try:
-                chosen.append(activate(bundle, "resolver", runtime.available_tools))
-            except ToolRejected as exc:
-                log.append(RESOLVED_EVENT, {"skill": None, "source": "resolver", "reason": exc.message}, agent=agent)
-    fresh = [a for a in chosen if runtime.loaded.get(a.name) != a.identity]
-    for activation in fresh:
+            explicit += _activate_each(log, runtime, [bundle], "resolver", agent, "resolver")
+    for activation in explicit:
         record_activation(log, runtime, activation, request, agent)
-    return fresh
+    return [*chosen, *explicit]
 
 
 def skills_for_run(

@@ -8,7 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.errors import ToolRejected
-from protoagent.skills.activation import SKILL_TOOL, activate, is_control_plane, task_resources
+from protoagent.skills.activation import SKILL_TOOL, is_control_plane, task_resources
 from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workspace.confined import RefusedRead, read_confined
@@ -37,7 +37,7 @@ class SkillTool(Tool[SkillInput]):
         if not isinstance(runtime, SkillRuntime):
             raise ToolRejected("skills are not available in this session", kind="unavailable")
         bundle = runtime.index.find(args.name, runtime.mode)
-        if bundle is None or (not bundle.implicit and args.name not in runtime.loaded):
+        if bundle is None or (not bundle.implicit and args.name not in runtime.loaded_for(ctx.agent_role)):
             names = [b.name for b in runtime.index.implicit(runtime.mode)]
             raise ToolRejected(
                 f"no skill named {args.name!r} in the catalog; use an exact name from it",
@@ -49,7 +49,7 @@ class SkillTool(Tool[SkillInput]):
         return Prepared(
             preview=f"read {args.resource} of skill {bundle.name}",
             effect="read",
-            state=("read", _resource_path(bundle.directory, args.resource, runtime, bundle.name)),
+            state=("read", _resource_path(bundle.directory, args.resource, runtime, bundle.name, ctx.agent_role)),
         )
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
@@ -59,18 +59,19 @@ class SkillTool(Tool[SkillInput]):
             directory, relative = target
             text = _read_resource(directory, relative)
             return ToolOutput(text, data={"skill_resource": str(directory / relative)})
-        if target.name in runtime.loaded:
+        if target.name in runtime.loaded_for(ctx.agent_role):
             return ToolOutput(
                 f"skill {target.name!r} is already active above; follow its instructions",
                 data={"already_active": target.name},
             )
-        activation = activate(target, "model", runtime.available_tools)
-        runtime.mark_loaded(activation)
+        # Its tool dependencies join only this agent's offer, and only those its role may hold.
+        activation = runtime.activate(target, "model", ctx.agent_role)
+        runtime.mark_loaded(activation, ctx.agent_role)
         return ToolOutput(activation.render(), data={"activation": activation.to_json()})
 
 
-def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: str) -> tuple[Path, str]:
-    if name not in runtime.loaded:
+def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: str, agent: str) -> tuple[Path, str]:
+    if name not in runtime.loaded_for(agent):
         raise ToolRejected(f"load skill {name!r} first (call skill with only its name)", kind="skill_not_loaded")
     clean = relative.strip().removeprefix("./")
     if is_control_plane(clean):
