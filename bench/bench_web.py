@@ -19,6 +19,7 @@ Method
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import socket
 import statistics
@@ -38,6 +39,8 @@ from protoagent.interfaces.web.server import web_config
 
 DELIVERIES = 500
 PAGE_EVENTS = 2000
+TOKEN = secrets.token_urlsafe(24)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PAGE_LOADS = 5
 
 
@@ -50,7 +53,7 @@ def free_port() -> int:
 
 def start_server(root: Path, store: SQLiteStore, hub: RunHub) -> tuple[uvicorn.Server, str]:
     port = free_port()
-    app = create_app(web_config("127.0.0.1", None, [root]), store, hub)
+    app = create_app(web_config("127.0.0.1", TOKEN, [root]), store, hub)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
@@ -71,7 +74,10 @@ def sse_delivery(url: str, store: SQLiteStore, hub: RunHub, root: Path) -> list[
     arrived = threading.Condition()
 
     def read() -> None:
-        with httpx.Client(timeout=60) as client, client.stream("GET", f"{url}/api/sessions/s_bench_sse/stream") as r:
+        with (
+            httpx.Client(timeout=60, headers=AUTH) as client,
+            client.stream("GET", f"{url}/api/sessions/s_bench_sse/stream") as r,
+        ):
             for line in r.iter_lines():
                 if line.startswith("id: "):
                     with arrived:
@@ -133,7 +139,7 @@ def page_loads(url: str, session_id: str, last_seq: int) -> list[float] | None:
         for _ in range(PAGE_LOADS + 1):
             page = browser.new_page()
             started = time.perf_counter()
-            page.goto(f"{url}/sessions/{session_id}")
+            page.goto(f"{url}/sessions/{session_id}?token={TOKEN}")  # sets the token cookie
             page.wait_for_selector(f"body[data-last-seq='{last_seq}']", timeout=30_000)
             timings.append((time.perf_counter() - started) * 1000)
             page.close()

@@ -172,12 +172,13 @@ def free_port() -> int:
 def test_serve_outlives_a_crashing_embedded_model_and_serves_the_next_session(tmp_path: Path, probe: bool) -> None:
     make_repo(tmp_path / "repo", {"dates.py": "def parse_date(text):\n    return text\n"})
     port = free_port()
-    env = environment(tmp_path, crash="import", probe=probe)
+    env = {**environment(tmp_path, crash="import", probe=probe), "PROTOAGENT_TOKEN": "crash-test-token-0123456789"}
     command = [*EXE, "serve", "--port", str(port), "--root", str(tmp_path)]
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     body = {"objective": "where is parse_date defined?", "repo": "repo", "model": "local", "surface": "question"}
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+        auth = {"Authorization": f"Bearer {env['PROTOAGENT_TOKEN']}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120, headers=auth) as client:
             wait_until_serving(client, server)
             for _ in range(2):  # a second run after the crash is served by the same server
                 started = client.post("/api/runs", json=body)

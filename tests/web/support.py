@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import socket
 import threading
 import time
@@ -34,10 +35,18 @@ class Server:
     store: SQLiteStore
     hub: RunHub
     root: Path
+    token: str
 
     def client(self, token: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        """A client sending the server's token (or ``token``; ``""`` sends none)."""
+        sent = self.token if token is None else token
+        headers = {"Authorization": f"Bearer {sent}"} if sent else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    @property
+    def login_url(self) -> str:
+        """The URL ``serve`` prints: opening it sets the token cookie in a browser."""
+        return f"{self.url}/?token={self.token}"
 
 
 def free_port() -> int:
@@ -48,10 +57,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(root: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Iterator[Server]:
-    """Serve ``root`` (the one allowed root) until the block ends."""
-    store = SQLiteStore(root / ".home" / "sessions.sqlite")
-    config = web_config(host, token, [root], root / ".home", {"tester": False})
+def running_server(
+    root: Path, *, host: str = "127.0.0.1", token: str | None = None, store_path: Path | None = None
+) -> Iterator[Server]:
+    """Serve ``root`` (the one allowed root) until the block ends; the token is a new one unless given."""
+    store = SQLiteStore(store_path or root / ".home" / "sessions.sqlite")
+    config = web_config(host, token or secrets.token_urlsafe(24), [root], root / ".home", {"tester": False})
     hub = RunHub()
     port = free_port()
     app = create_app(config, store, hub)
@@ -65,7 +76,7 @@ def running_server(root: Path, *, host: str = "127.0.0.1", token: str | None = N
             raise RuntimeError("the web server did not start")
         time.sleep(0.02)
     try:
-        yield Server(f"http://127.0.0.1:{port}", store, hub, root)
+        yield Server(f"http://127.0.0.1:{port}", store, hub, root, config.token)
     finally:
         server.should_exit = True
         thread.join(15)

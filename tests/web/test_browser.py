@@ -80,6 +80,7 @@ def test_browser_run_approve_edit_see_diff_and_evidence_then_reload_and_deny(
     script = fix_script(tmp_path / "turns.jsonl")
     with running_server(tmp_path) as server:
         page = browser.new_page()
+        page.goto(server.login_url)
         start_run(page, server.url, "repo", script)
         answer_in_page(page, shots)
         page.wait_for_selector("body[data-running=false]")
@@ -98,6 +99,7 @@ def test_browser_run_approve_edit_see_diff_and_evidence_then_reload_and_deny(
         page.wait_for_selector("#evidence:not([hidden])")
         assert (page.locator("#transcript").inner_text(), page.locator("#evidence").inner_text()) == before[:2]
         other = browser.new_context().new_page()  # a second browser: its own cookies and cache
+        other.goto(server.login_url)
         other.goto(page.url)
         other.wait_for_selector(f"body[data-last-seq='{before[2]}']")
         assert (other.locator("#transcript").inner_text(), other.locator("#evidence").inner_text()) == before[:2]
@@ -133,6 +135,7 @@ def test_browser_shows_retry_notices_and_a_failed_run_from_the_log(browser: Brow
         log.append("model.failed", {"error": "provider 'openai' kept failing", "provider": "openai"})
         log.append("run.ended", {"status": "failed", "summary": ""})
         page = browser.new_page()
+        page.goto(server.login_url)
         page.goto(f"{server.url}/sessions/s_retry")
         page.wait_for_selector("body[data-last-seq='5']")
         assert "retrying in 2.0 s (attempt 1): 429 rate limited" in page.locator(".notice.retry").inner_text()
@@ -150,6 +153,7 @@ def test_browser_continues_a_session_and_shows_the_new_turn_live(browser: Browse
         body = {"objective": "say hello", "repo": "repo", "model": f"scripted:{script}", "surface": "conversation"}
         session_id = client.post("/api/runs", json=body).json()["session_id"]
         page = browser.new_page()
+        page.goto(server.login_url)
         page.goto(f"{server.url}/sessions/{session_id}")
         page.wait_for_selector(".run-ended")
         page.wait_for_selector("body[data-running=false]")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,24 +14,37 @@ from protoagent.interfaces.web.server import web_config
 from .support import date_repo, running_server
 
 
-def test_non_loopback_without_token_refuses_to_start(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="without a token"):
-        web_config("0.0.0.0", None, [tmp_path])
-    env = {**os.environ, "PROTOAGENT_HOME": str(tmp_path / "home")}
-    result = subprocess.run(
-        [sys.executable, "-m", "protoagent", "serve", "--host", "0.0.0.0", "--port", "1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 2 and "without a token" in result.stderr and "Traceback" not in result.stderr
+def test_a_server_always_has_a_token_and_a_weak_one_is_refused(tmp_path: Path) -> None:
+    for host in ("127.0.0.1", "0.0.0.0"):
+        config = web_config(host, None, [tmp_path])
+        assert len(config.token) >= 40, "a token is generated at start when none is given"
+    assert web_config("127.0.0.1", None, [tmp_path]).token != web_config("127.0.0.1", None, [tmp_path]).token
+    with pytest.raises(ConfigError, match="at least 16 printable"):
+        web_config("127.0.0.1", "short", [tmp_path])
+
+
+def test_another_local_user_without_the_token_cannot_start_a_run_or_read_a_file_on_loopback(tmp_path: Path) -> None:
+    canary = tmp_path / "private.txt"
+    canary.write_text("canary-0600-contents")
+    canary.chmod(0o600)
+    repo = date_repo(tmp_path)
+    with running_server(tmp_path) as server, server.client("") as anonymous:
+        for path in ("/api/sessions", "/", "/static/app.js", "/api/sessions/s_x/stream", "/api/sessions/s_x/events"):
+            response = anonymous.get(path)
+            assert response.status_code == 401, path
+            assert "token" in response.json()["error"]
+        run = {"objective": f"!cat {canary}", "repo": str(repo), "approval": "auto"}
+        started = anonymous.post("/api/runs", json=run)
+        assert started.status_code == 401 and "canary" not in started.text
+        assert anonymous.post("/api/approvals/c1", json={"decision": "allow"}).status_code == 401
+        with server.client("wrong-token-0123456789") as wrong:
+            assert wrong.get("/api/sessions").status_code == 401
+        assert server.store.list() == [], "nothing was recorded, so nothing ran"
 
 
 def test_401_without_the_token_when_bound_to_a_non_loopback_address(tmp_path: Path) -> None:
-    with running_server(tmp_path, host="0.0.0.0", token="s3cret-token") as server:
-        with server.client() as anonymous:
+    with running_server(tmp_path, host="0.0.0.0", token="s3cret-token-0123456789") as server:
+        with server.client("") as anonymous:
             for path in ("/api/sessions", "/", "/static/app.js", "/api/sessions/s_x/stream"):
                 response = anonymous.get(path)
                 assert response.status_code == 401, path
@@ -42,12 +52,41 @@ def test_401_without_the_token_when_bound_to_a_non_loopback_address(tmp_path: Pa
             assert anonymous.post("/api/runs", json={"objective": "x"}).status_code == 401
         with server.client("wrong") as wrong:
             assert wrong.get("/api/sessions").status_code == 401
-        with server.client("s3cret-token") as bearer:
+        with server.client("s3cret-token-0123456789") as bearer:
             assert bearer.get("/api/sessions").status_code == 200
         with httpx.Client(base_url=server.url) as browser:
-            login = browser.get("/?token=s3cret-token", follow_redirects=False)
+            login = browser.get("/?token=s3cret-token-0123456789", follow_redirects=False)
             assert login.status_code == 303 and login.headers["location"] == "/"
             assert browser.get("/api/sessions").status_code == 200  # the cookie the page set
+        assert httpx.get(server.url + "/?token=caf\u00e9-not-ascii-token").status_code == 401
+
+
+def test_sessions_of_repositories_outside_the_roots_are_not_served(tmp_path: Path) -> None:
+    from protoagent.events import SessionLog
+    from protoagent.events.sqlite_store import SQLiteStore
+
+    root, elsewhere = tmp_path / "allowed", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    shared = tmp_path / "home" / "sessions.sqlite"
+    with SQLiteStore(shared) as store:
+        for session_id, where in (("s_inside", root), ("s_outside", elsewhere)):
+            log = SessionLog(store, session_id)
+            created = {"preset": "p", "model": "m", "root": str(where), "approval_policy": "ask"}
+            log.append("session.created", created)
+            log.append("user.message", {"text": f"secret of {session_id}"})
+    with running_server(root, store_path=shared) as server, server.client() as client:
+        assert [s["session_id"] for s in client.get("/api/sessions").json()] == ["s_inside"]
+        assert client.get("/api/sessions/s_inside/events").status_code == 200
+        for response in (
+            client.get("/api/sessions/s_outside/events"),
+            client.get("/api/sessions/s_outside/stream"),
+            client.post("/api/sessions/s_outside/messages", json={"text": "go on", "approval": "auto"}),
+            client.post("/api/sessions/s_outside/cancel"),
+        ):
+            assert response.status_code == 404, response.text
+            assert "secret of" not in response.text
+        assert len(server.store.load("s_outside")) == 2, "nothing was appended to it"
 
 
 def test_repo_outside_the_allowed_roots_is_refused(tmp_path: Path) -> None:

@@ -275,17 +275,21 @@ def models(
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on; off loopback a --token is required.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
-    token: Annotated[str | None, typer.Option(help="Require this bearer token (or its cookie) on requests.")] = None,
+    token: Annotated[str | None, typer.Option(hidden=True, help="Refused: visible to every local user.")] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(help="Read the bearer token from this file (else $PROTOAGENT_TOKEN, else a new one is printed)."),
+    ] = None,
     root: Annotated[
         list[Path] | None, typer.Option(help="Folder runs may work in (repeatable); default the current folder.")
     ] = None,
 ) -> None:
-    """Serve the web UI and its JSON API (sessions, runs, approvals, live events)."""
+    """Serve the web UI and its JSON API (sessions, runs, approvals, live events); every request needs the token."""
     from protoagent.interfaces.cli.serve_cmd import serve_command
 
-    raise typer.Exit(serve_command(host, port, token, root or []))
+    raise typer.Exit(serve_command(host, port, token_file, root or [], token))
 
 
 @app.command()

@@ -1,4 +1,8 @@
-"""Who may talk to the server: a bearer token or its cookie, loopback Host names, same origin."""
+"""Who may talk to the server: a bearer token or its cookie, always; loopback Host names on a
+loopback bind; same origin.
+
+Loopback is not a boundary between the people of one machine: every local user can connect
+to 127.0.0.1, so the token is required there too."""
 
 from __future__ import annotations
 
@@ -32,16 +36,17 @@ def _hostname(authority: str) -> str:
 class AccessGuard:
     """ASGI middleware in front of every route.
 
-    With a token, a request needs ``Authorization: Bearer <token>`` or the token cookie; opening
-    any page with ``?token=<token>`` sets the cookie and drops the token from the address. Without
-    a token (loopback only) the ``Host`` must be a loopback name, which keeps other web sites out
-    through DNS rebinding. Either way, a request from another origin (``Origin`` set and not this
-    server) is refused.
+    A request needs ``Authorization: Bearer <token>`` or the token cookie; opening any page with
+    ``?token=<token>`` sets the cookie and drops the token from the address. On a loopback bind
+    the ``Host`` must also be a loopback name, which keeps other web sites out through DNS
+    rebinding. A request from another origin (``Origin`` set and not this server) is refused.
+    An empty token refuses everything.
     """
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str, loopback: bool = True) -> None:
         self.app = app
         self.token = token
+        self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -53,11 +58,8 @@ class AccessGuard:
         if origin is not None and urlsplit(origin).netloc != host:
             await _refuse(send, 403, f"cross-origin request from {origin!r} refused")
             return
-        if self.token is None:
-            if _hostname(host) not in LOOPBACK_NAMES:
-                await _refuse(send, 403, f"host {host!r} is not a loopback name; open http://127.0.0.1:PORT/")
-                return
-            await self.app(scope, receive, send)
+        if self.loopback and _hostname(host) not in LOOPBACK_NAMES:
+            await _refuse(send, 403, f"host {host!r} is not a loopback name; open http://127.0.0.1:PORT/")
             return
         query = parse_qs(scope.get("query_string", b"").decode())
         if scope["method"] == "GET" and self._matches(query.get("token", [""])[0]):
@@ -71,7 +73,7 @@ class AccessGuard:
         await self.app(scope, receive, send)
 
     def _matches(self, candidate: str) -> bool:
-        return bool(candidate) and self.token is not None and secrets.compare_digest(candidate, self.token)
+        return bool(candidate) and bool(self.token) and secrets.compare_digest(candidate.encode(), self.token.encode())
 
     def _authorized(self, headers: Headers) -> bool:
         bearer = headers.get("authorization", "")

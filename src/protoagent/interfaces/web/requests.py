@@ -58,7 +58,8 @@ class WebConfig:
 
     roots: tuple[Path, ...]
     """Folders a run's ``repo`` must lie in (``--root``, repeatable; default the current folder)."""
-    token: str | None = None
+    token: str = ""
+    """Every request needs it (``Authorization: Bearer``, or the cookie ``/?token=`` sets); empty refuses all."""
     host: str = "127.0.0.1"
     data_home: Path | None = None
     artifacts_root: Path | None = None

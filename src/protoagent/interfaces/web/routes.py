@@ -16,10 +16,11 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
-from protoagent.interfaces.web.auth import AccessGuard
+from protoagent.interfaces.web.auth import AccessGuard, is_loopback
 from protoagent.interfaces.web.hub import Conflict, RunHub
 from protoagent.interfaces.web.requests import ApprovalBody, MessageBody, RunBody, WebConfig, check_session_id
 from protoagent.interfaces.web.runs import continue_starter, run_starter
+from protoagent.interfaces.web.scope import SessionScope
 from protoagent.tools.approvals import ApprovalAnswer
 
 KEEPALIVE_S = 15.0
@@ -43,10 +44,11 @@ def create_app(config: WebConfig, store: SessionStore, hub: RunHub | None = None
 
     app = FastAPI(title="ProtoAgent", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.hub = hub
-    app.add_middleware(AccessGuard, token=config.token)
+    app.add_middleware(AccessGuard, token=config.token, loopback=is_loopback(config.host))
+    scope = SessionScope(config, store)
     _errors(app)
-    _session_routes(app, store, hub)
-    _run_routes(app, config, store, hub)
+    _session_routes(app, scope, hub)
+    _run_routes(app, config, scope, hub)
     _pages(app)
     return app
 
@@ -67,7 +69,9 @@ def _errors(app: FastAPI) -> None:
         return JSONResponse({"error": f"invalid request field {where!r}: {first['msg']}"}, status_code=400)
 
 
-def _session_routes(app: FastAPI, store: SessionStore, hub: RunHub) -> None:
+def _session_routes(app: FastAPI, scope: SessionScope, hub: RunHub) -> None:
+    """Only sessions under the server's roots are listed or read (``SessionScope``)."""
+
     @app.get("/api/sessions")
     async def sessions() -> list[dict[str, Any]]:
         return [
@@ -78,12 +82,12 @@ def _session_routes(app: FastAPI, store: SessionStore, hub: RunHub) -> None:
                 "title": r.title,
                 "running": hub.running(r.session_id),
             }
-            for r in store.list()
+            for r in scope.listed()
         ]
 
     @app.get("/api/sessions/{session_id}/events")
     async def events(session_id: str) -> dict[str, Any]:
-        loaded = store.load(check_session_id(session_id))
+        loaded = scope.load(check_session_id(session_id))
         return {"session_id": session_id, "running": hub.running(session_id), "events": [_dump(e) for e in loaded]}
 
     @app.get("/api/sessions/{session_id}/stream")
@@ -92,7 +96,7 @@ def _session_routes(app: FastAPI, store: SessionStore, hub: RunHub) -> None:
         after = _last_event_id(request)
         queue, leave = hub.subscribe(session_id)  # before loading, so no event falls in between
         try:
-            replay = store.load(session_id)
+            replay = scope.load(session_id)
         except ProtoAgentError:
             leave()
             raise
@@ -101,7 +105,9 @@ def _session_routes(app: FastAPI, store: SessionStore, hub: RunHub) -> None:
         return StreamingResponse(body, media_type="text/event-stream", headers=headers)
 
 
-def _run_routes(app: FastAPI, config: WebConfig, store: SessionStore, hub: RunHub) -> None:
+def _run_routes(app: FastAPI, config: WebConfig, scope: SessionScope, hub: RunHub) -> None:
+    store = scope.store
+
     @app.post("/api/runs")
     async def start_run(body: RunBody) -> dict[str, str]:
         return {"session_id": await hub.start(run_starter(body, config, store))}
@@ -111,7 +117,7 @@ def _run_routes(app: FastAPI, config: WebConfig, store: SessionStore, hub: RunHu
         check_session_id(session_id)
         if hub.running(session_id):
             raise Conflict(f"session {session_id!r} is still running; wait for it to end or cancel it")
-        store.load(session_id)  # refuses an unknown or unreadable session before anything starts
+        scope.load(session_id)  # refuses an unknown, unreadable or out-of-root session before anything starts
         return {"session_id": await hub.start(continue_starter(session_id, body, config, store))}
 
     @app.post("/api/approvals/{call_id}")
@@ -122,7 +128,8 @@ def _run_routes(app: FastAPI, config: WebConfig, store: SessionStore, hub: RunHu
 
     @app.post("/api/sessions/{session_id}/cancel")
     async def cancel(session_id: str) -> dict[str, Any]:
-        if not hub.cancel(check_session_id(session_id)):
+        scope.check(check_session_id(session_id))
+        if not hub.cancel(session_id):
             raise Conflict(f"session {session_id!r} has no run in progress")
         await hub.wait(session_id)
         return {"session_id": session_id, "cancelled": True}

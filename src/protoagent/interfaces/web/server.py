@@ -1,14 +1,52 @@
-"""``serve``: check how the server is bound, open the store and run uvicorn."""
+"""``serve``: the token, the roots, the store, and uvicorn.
+
+Every request needs the token, on loopback too (another local user can reach 127.0.0.1). It
+comes from ``--token-file PATH`` or ``PROTOAGENT_TOKEN``, never from the command line, which
+every local user can read in ``/proc/PID/cmdline``; without either, a fresh one is generated at
+start and printed as the URL to open, as Jupyter does.
+"""
 
 from __future__ import annotations
 
+import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from protoagent.errors import ConfigError
-from protoagent.interfaces.web.auth import is_loopback
 from protoagent.interfaces.web.requests import WebConfig
+
+TOKEN_ENV = "PROTOAGENT_TOKEN"
+MIN_TOKEN_CHARS = 16
+MAX_TOKEN_FILE_BYTES = 4096
+
+
+def server_token(token_file: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The token from ``token_file``, else ``PROTOAGENT_TOKEN``, else a new random one."""
+    env = os.environ if environ is None else environ
+    if token_file is not None:
+        try:
+            with open(token_file, "rb") as handle:
+                raw = handle.read(MAX_TOKEN_FILE_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(
+                f"--token-file {str(token_file)!r} cannot be read ({exc.strerror}); give a readable file"
+            ) from None
+        if len(raw) > MAX_TOKEN_FILE_BYTES:
+            raise ConfigError(f"--token-file {str(token_file)!r} is not a token (over {MAX_TOKEN_FILE_BYTES} bytes)")
+        return checked_token(raw.decode("utf-8", "replace").strip(), f"--token-file {str(token_file)!r}")
+    if env.get(TOKEN_ENV):
+        return checked_token(env[TOKEN_ENV].strip(), TOKEN_ENV)
+    return secrets.token_urlsafe(32)
+
+
+def checked_token(token: str, where: str) -> str:
+    if len(token) < MIN_TOKEN_CHARS or not token.isascii() or any(c.isspace() or not c.isprintable() for c in token):
+        raise ConfigError(
+            f"{where}: a token is at least {MIN_TOKEN_CHARS} printable ASCII characters without spaces; "
+            "make one with 'openssl rand -hex 16'"
+        )
+    return token
 
 
 def web_config(
@@ -18,13 +56,7 @@ def web_config(
     data_home: Path | None = None,
     options: dict[str, bool] | None = None,
 ) -> WebConfig:
-    """Validate the serve options: off loopback a token is required; roots must be folders."""
-    if not is_loopback(host) and not token:
-        suggestion = secrets.token_urlsafe(24)
-        raise ConfigError(
-            f"refusing to listen on {host!r} without a token: anyone who reaches it could run commands; "
-            f"add --token {suggestion} (or bind to 127.0.0.1)"
-        )
+    """Validate the serve options: a token always (a new one when none is given); roots must be folders."""
     resolved = []
     for root in roots or (Path.cwd(),):
         path = Path(root).expanduser().resolve()
@@ -33,7 +65,7 @@ def web_config(
         resolved.append(path)
     return WebConfig(
         roots=tuple(resolved),
-        token=token or None,
+        token=checked_token(token, "token") if token else secrets.token_urlsafe(32),
         host=host,
         data_home=data_home,
         artifacts_root=data_home / "artifacts" if data_home is not None else None,
