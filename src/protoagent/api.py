@@ -108,12 +108,12 @@ async def run_agent(
     session = AgentSession.create(spec)
     try:
         outcome = await AgentLoop(session, budget=budget).run_turn(objective)
+        status: Literal["completed", "failed", "incomplete"] = (
+            "completed" if outcome.status == "completed" else "failed" if outcome.status == "failed" else "incomplete"
+        )
+        session.log.append("run.ended", {"status": status, "summary": outcome.text})
     finally:
-        session.close()
-    status: Literal["completed", "failed", "incomplete"] = (
-        "completed" if outcome.status == "completed" else "failed" if outcome.status == "failed" else "incomplete"
-    )
-    session.log.append("run.ended", {"status": status, "summary": outcome.text})
+        session.close()  # after run.ended: the session is given back only once its log is whole
     return RunResult(session.session_id, status, outcome.text, outcome.steps)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from protoagent.agents.presets import Preset, get_preset
 from protoagent.errors import ConfigError
 from protoagent.events.log import SessionLog, new_session_id
+from protoagent.events.session_lease import NoLease, SessionLease, claim_session
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookPipeline
@@ -92,12 +93,17 @@ class AgentSession:
         self.log = log
         self.pipeline = pipeline
         self.hooks = hooks
+        self.lease: SessionLease = NoLease()
+        """This run's claim on the session, released by ``close``."""
 
     def close(self) -> None:
-        """End the session: every tracked process group is terminated."""
+        """End the session: every tracked process group is terminated, then the session is given back."""
         registry = self.spec.services.get("processes")
-        if isinstance(registry, ProcessRegistry):
-            registry.shutdown()
+        try:
+            if isinstance(registry, ProcessRegistry):
+                registry.shutdown()
+        finally:
+            self.lease.release()
 
     def offered_tools(self, names: Sequence[str], agent: str) -> tuple[str, ...]:
         """The role's tools, tools activated by the skills ``agent`` loaded, ``recall`` for a role with
@@ -137,7 +143,20 @@ class AgentSession:
     @classmethod
     def create(cls, spec: SessionSpec) -> AgentSession:
         """Compose and record a new session. Anything unknown or broken fails here, before any
-        model call and before the log exists."""
+        model call and before the log exists. The session is claimed for this run first (a second
+        run on it, from any process, is refused with ``SessionRunning``); ``close`` gives it back."""
+        session_id = spec.resume_id or new_session_id()
+        lease = claim_session(spec.store, session_id)
+        try:
+            session = cls._compose(spec, session_id)
+        except BaseException:
+            lease.release()
+            raise
+        session.lease = lease
+        return session
+
+    @classmethod
+    def _compose(cls, spec: SessionSpec, session_id: str) -> AgentSession:
         root = _check_repo(spec.repo)
         extra = tuple(r for r in dict.fromkeys(_check_repo(r) for r in spec.extra_roots) if r != root)
         preset = spec.preset if isinstance(spec.preset, Preset) else get_preset(spec.preset)
@@ -151,7 +170,7 @@ class AgentSession:
         if spec.parent_session_id is not None:
             approvals = approvals.for_child()
         resumed = spec.resume_id
-        log = SessionLog.open(spec.store, resumed) if resumed else SessionLog(spec.store, new_session_id())
+        log = SessionLog.open(spec.store, resumed) if resumed else SessionLog(spec.store, session_id)
         if spec.on_event is not None:
             log.subscribe(spec.on_event)
         artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from protoagent.errors import ConfigError, SessionLoadError
+from protoagent.events.session_lease import AdvisoryLease, SessionRunning
 from protoagent.events.store import SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
@@ -67,6 +68,15 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise ConfigError(f"cannot connect to the session store {_redact(url)}: {_first_line(exc)}") from None
         migrate(self._db)
+
+    def claim(self, session_id: str) -> AdvisoryLease:
+        """Hold ``session_id`` for one run (see ``session_lease``); ``SessionRunning`` if a run does."""
+        try:
+            return AdvisoryLease.acquire(self.url, session_id)
+        except SessionRunning:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"cannot lock session {session_id} in {_redact(self.url)}: {_first_line(exc)}") from None
 
     def close(self) -> None:
         self._db.close()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from protoagent.errors import SessionLoadError
+from protoagent.events.session_lease import FileLease
 from protoagent.events.sqlite_damage import damaged_store, list_damaged, open_checked
 from protoagent.events.store import SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
@@ -68,6 +69,10 @@ class SQLiteStore:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
+
+    def claim(self, session_id: str) -> FileLease:
+        """Hold ``session_id`` for one run (see ``session_lease``); ``SessionRunning`` if a run does."""
+        return FileLease.acquire(self.path, session_id)
 
     def close(self) -> None:
         self._db.close()

@@ -49,13 +49,13 @@ async def run_user_command(command: str, team: RunTeam, extra: tuple[Path, ...],
     session = AgentSession.create(spec)
     try:
         result = await session.pipeline.run(ToolCall("user_1", name, arguments), agent="user", allowed=("shell",))
+        status: RunStatus = "completed" if result.status == "ok" else "incomplete"
+        session.log.append("run.ended", {"status": status, "summary": result.output[:2000]})
     except (asyncio.CancelledError, KeyboardInterrupt):
         session.log.append("run.ended", {"status": "cancelled", "summary": "the run was interrupted"})
         raise
     finally:
-        session.close()
-    status: RunStatus = "completed" if result.status == "ok" else "incomplete"
-    session.log.append("run.ended", {"status": status, "summary": result.output[:2000]})
+        session.close()  # after run.ended: the session is given back only once its log is whole
     evidence = Evidence(False, False, False, (), (), "no_checks")
     return RunReport(
         session.session_id, status, "command", evidence, result.output, mode=team.mode, lead=team.lead.name
