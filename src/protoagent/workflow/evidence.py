@@ -113,11 +113,18 @@ class Evidence:
 def check_results(events: Sequence[Event]) -> list[CheckResult]:
     """Every run_check receipt in the log, in order. A denied call counts with its requested id
     and phase, so a denial is never mistaken for a missing run; a rejected call ran nothing and
-    asked for nothing runnable, so it is no result."""
+    asked for nothing runnable, so it is no result. Failures are compared with the latest
+    baseline measured before the run's first change: a "baseline" run after an edit measures the
+    changed code, so it cannot say what failed before the change."""
     requested: dict[str, dict[str, Any]] = {}
     results = []
     baselines: dict[str, tuple[tuple[str, ...], int]] = {}
+    changed = False
     for e in events:
+        if e.type == "run.contract":
+            changed = False
+        elif file_writes([e]):
+            changed = True
         if e.type == "tool.started" and e.payload["tool"] == "run_check":
             requested[e.payload["call_id"]] = e.payload["arguments"]
         if e.type != "tool.ended" or e.payload["tool"] != "run_check":
@@ -135,7 +142,7 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
         failed = tuple(str(t) for t in data.get("failed_tests") or ())
         tests_run = data.get("tests_run")
         before, ran_before = baselines.get(check_id, ((), 0)) if phase != "baseline" else ((), 0)
-        if phase == "baseline":
+        if phase == "baseline" and not changed:
             baselines[check_id] = (failed, int(tests_run or 0))
         progressed = bool(set(before) - set(failed)) or int(tests_run or 0) > ran_before
         results.append(
