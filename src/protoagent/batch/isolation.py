@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,16 @@ def _git_env(home: Path) -> dict[str, str]:
 
 
 def _git(args: list[str], cwd: Path, home: Path) -> None:
-    command = ["git", "-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false", *args]
+    command = [
+        "git",
+        "-c",
+        "core.hooksPath=" + os.devnull,
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "protocol.ext.allow=never",
+        *args,
+    ]
     try:
         done = subprocess.run(
             command, cwd=cwd, env=_git_env(home), capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, check=False
@@ -48,17 +59,42 @@ def _git(args: list[str], cwd: Path, home: Path) -> None:
 def prepare_workspace(task: BatchTask, dest: Path) -> Path:
     """Make ``dest`` the task's private copy of its repository and apply its check override."""
     if task.is_remote:
+        commit = _revision(task)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        _git(["clone", "--quiet", "--no-checkout", task.repo, str(dest)], dest.parent, dest.parent)
-        _git(["checkout", "--quiet", task.commit or "HEAD"], dest, dest.parent)
+        # After "--" the URL and folder are never read as options (no --upload-pack=...).
+        _git(["clone", "--quiet", "--no-checkout", "--", task.repo, str(dest)], dest.parent, dest.parent)
+        _git(["checkout", "--quiet", "--detach", commit], dest, dest.parent)
     else:
         source = Path(task.repo)
         if not source.is_dir():
             raise ConfigError(f"task {task.id!r}: repository {task.repo!r} is not a folder")
-        shutil.copytree(source, dest, symlinks=True)
+        shutil.copytree(source, dest, symlinks=True, copy_function=_copy_regular(task))
     if task.checks is not None:
         _write_checks(dest, task.checks)
     return dest
+
+
+def _revision(task: BatchTask) -> str:
+    """The commit to check out; a value git could read as an option is refused."""
+    commit = task.commit or "HEAD"
+    if commit.startswith("-") or not commit.strip() or any(ord(ch) < 33 for ch in commit):
+        raise ConfigError(f"task {task.id!r}: commit {commit!r} is not a revision; give a commit id, tag or branch")
+    return commit
+
+
+def _copy_regular(task: BatchTask) -> Callable[[str, str], object]:
+    """``shutil.copy2`` for regular files; a FIFO, socket or device is refused in one line, never opened."""
+
+    def copy(source: str, target: str) -> object:
+        mode = os.lstat(source).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise ConfigError(
+                f"task {task.id!r}: {source} is not a regular file (a FIFO, socket or device); "
+                "remove it from the repository"
+            )
+        return shutil.copy2(source, target, follow_symlinks=False)
+
+    return copy
 
 
 def _write_checks(root: Path, checks: list[dict[str, Any]]) -> None:
