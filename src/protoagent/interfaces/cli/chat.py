@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protoagent.errors import ConfigError, SessionLoadError
-from protoagent.interfaces.cli.render import TerminalRenderer, answer_from_reply, render_report
+from protoagent.interfaces.cli.render import TerminalRenderer, answer_from_reply, render_report, visible
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest, Policy
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ def line_answerer(console: Console) -> Answerer:
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         console.rule(f"approve {request.effect} by {request.tool}?")
-        console.print(request.preview, markup=False, highlight=False)
+        console.print(visible(request.preview), markup=False, highlight=False)
         reply = await read_line(APPROVAL_QUESTION)
         return answer_from_reply(reply)
 

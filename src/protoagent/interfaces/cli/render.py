@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,22 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "failed": "red", "denied": "yellow", "rejected": "magenta"}
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 controls but tab and newline, ESC among them, DEL and C1: what a terminal acts on instead of showing."""
+
+
+def visible(text: str, *, lines: bool = True) -> str:
+    """``text`` with every terminal control character written as a visible escape (``\\x1b``).
+
+    Model-written or repository-written text (a command, an argument, output) must show what it
+    says, never clear the screen, move the cursor or retitle the window. ``lines`` keeps newlines
+    and tabs (a diff, a multi-line preview); otherwise they are escaped too.
+    """
+    pattern = _CONTROL if lines else _ALL_CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+_ALL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class TerminalRenderer:
@@ -36,12 +53,14 @@ class TerminalRenderer:
                 self.console.print(f"[bold]session[/bold] {event.session_id} continued  model={payload['model']}")
             case "model.delta":
                 self._streaming = True
-                self.console.print(payload["text"], end="", markup=False, highlight=False)
+                self.console.print(visible(payload["text"]), end="", markup=False, highlight=False)
             case "model.completed":
                 self._end_stream()
             case "tool.started":
                 args = ", ".join(f"{k}={_short(v)}" for k, v in payload["arguments"].items())
-                self.console.print(f"[cyan]▶ {payload['tool']}[/cyan]({args})", highlight=False)
+                self.console.print(
+                    f"[cyan]▶ {escape(visible(payload['tool']))}[/cyan]({escape(args)})", highlight=False
+                )
             case "tool.ended":
                 status = payload["status"]
                 if status == "ok" and (payload.get("data") or {}).get("outcome") == "failed":
@@ -88,7 +107,7 @@ def terminal_answerer(console: Console) -> Answerer | None:
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         console.rule(f"approve {request.effect} by {request.tool}?")
-        console.print(request.preview, markup=False, highlight=False)
+        console.print(visible(request.preview), markup=False, highlight=False)
         reply = await asyncio.to_thread(input, "allow? y = once, s = for this session, n or a reason = deny [y/s/N] ")
         return answer_from_reply(reply)
 
@@ -111,7 +130,8 @@ def answer_from_reply(reply: str) -> ApprovalAnswer:
 
 
 def _short(value: object, limit: int = 60) -> str:
-    text = str(value).replace("\n", "⏎")
+    """One line of at most ``limit`` characters, control characters shown as escapes."""
+    text = visible(str(value).replace("\n", "⏎"), lines=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -135,4 +155,4 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
     for note in report["notes"]:
         console.print(f"  [yellow]note:[/yellow] {escape(note)}", highlight=False)
     if report["summary"]:
-        console.print(report["summary"], markup=False, highlight=False)
+        console.print(visible(report["summary"]), markup=False, highlight=False)
