@@ -24,10 +24,12 @@ from collections.abc import Iterator
 
 MAX_FAILED_TESTS = 50
 _MAX_ID_CHARS = 300
+_MAX_LINE_CHARS = 4000
+"""Longer lines are read up to this many characters: no id is that long, and matching stays linear."""
 
 _PYTEST_SUMMARY = re.compile(r"^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) (?P<rest>[^\s(].*)$")
 _PYTEST_SUBTEST = re.compile(r"^SUBFAILED(?P<rest>[(\[].*)$")
-_PYTEST_VERBOSE = re.compile(r"^(?P<id>\S.*?::.*?) (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$")
+_PYTEST_VERBOSE = re.compile(r"^(?P<id>\S.*?) (?:FAILED|ERROR)(?: +\[ *\d+%\])?$")
 _UNITTEST = re.compile(r"^(?:FAIL|ERROR): (?P<name>\S+) \((?P<where>[^()\s]+)\)(?P<sub>.*)$")
 _CARGO = re.compile(r"^test (?P<id>.+) \.\.\. FAILED$")
 _CROSS = re.compile(r"^\s*[✕×✖] (?P<id>.+?)(?: \(\d+(?:\.\d+)? ?m?s\)| \d+(?:\.\d+)?ms)?$")
@@ -35,6 +37,8 @@ _BULLET = re.compile(r"^\s*● (?P<id>.+ › .+)$")
 _FAIL_FILE = re.compile(r"^\s*FAIL\s+(?P<id>\S+(?: > .+)?)$")
 _TAP = re.compile(r"^\s*not ok \d+(?: -)?(?: (?P<id>.*))?$")
 _TAP_DIRECTIVE = re.compile(r"\s#\s*(?:TODO|SKIP)\b", re.I)
+_MAY_NAME = re.compile(r"FAIL|ERROR|not ok|[✕×✖●]")
+"""Every line that names a failure contains one of these; other lines are passed over at once."""
 _NOT_TITLES = frozenset({"failing tests:"})
 """Lines of the node spec reporter's summary that only introduce the failures."""
 _SUFFIX_SEPARATORS = (" > ", " › ")
@@ -65,7 +69,9 @@ def _shorter_titles(test_id: str) -> Iterator[str]:
 def _named(output: str) -> Iterator[tuple[str, str]]:
     """``(kind, id)`` for every line that names a failed test; kind ``file`` names only a file."""
     for raw in output.splitlines():
-        line = raw.rstrip()
+        line = raw[:_MAX_LINE_CHARS].rstrip()
+        if not _MAY_NAME.search(line):
+            continue
         if match := _PYTEST_SUMMARY.match(line):
             found = pytest_id(match["rest"])
             if found is not None:
@@ -76,7 +82,7 @@ def _named(output: str) -> Iterator[tuple[str, str]]:
             yield "test", _unittest_id(match["name"], match["where"], match["sub"])
         elif match := _CARGO.match(line):
             yield "test", match["id"]
-        elif match := _PYTEST_VERBOSE.match(line):
+        elif (match := _PYTEST_VERBOSE.match(line)) and "::" in match["id"]:
             yield "test", match["id"]
         elif match := _CROSS.match(line) or _BULLET.match(line):
             yield "test", match["id"]
