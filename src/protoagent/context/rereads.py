@@ -42,8 +42,8 @@ def read_range(event: Event) -> ReadRange | None:
     data = event.payload.get("data")
     if facts is None or facts.start_line is None or facts.end_line is None or not isinstance(data, dict):
         return None
-    if data.get("truncated_long_line") is True:
-        return None
+    if data.get("truncated_long_line") is True or facts.end_line < facts.start_line:
+        return None  # a long line cut short, or an empty file: nothing whole to point back to
     return ReadRange(str(event.payload.get("tool", "")), facts.path, facts.revision, facts.start_line, facts.end_line)
 
 
