@@ -58,11 +58,17 @@ def free_port() -> int:
 
 @contextmanager
 def running_server(
-    root: Path, *, host: str = "127.0.0.1", token: str | None = None, store_path: Path | None = None
+    root: Path,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    store_path: Path | None = None,
+    mcp: bool = False,
 ) -> Iterator[Server]:
     """Serve ``root`` (the one allowed root) until the block ends; the token is a new one unless given."""
     store = SQLiteStore(store_path or root / ".home" / "sessions.sqlite")
-    config = web_config(host, token or secrets.token_urlsafe(24), [root], root / ".home", {"tester": False})
+    options = {"tester": False, "mcp": mcp}
+    config = web_config(host, token or secrets.token_urlsafe(24), [root], root / ".home", options)
     hub = RunHub()
     port = free_port()
     app = create_app(config, store, hub)

@@ -161,3 +161,26 @@ def _wait_for(condition: object, what: str, timeout: float = 15) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_an_mcp_prompt_run_from_the_web_does_not_start_an_untrusted_repository_server_or_hang(
+    tmp_path: Path,
+) -> None:
+    import json
+    import sys
+
+    repo = date_repo(tmp_path)
+    server_script = "import pathlib\npathlib.Path('started.txt').write_text('ran')\n"
+    (repo / "srv.py").write_text(server_script)
+    (repo / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"docs": {"command": sys.executable, "args": ["srv.py"]}}})
+    )
+    with running_server(tmp_path, mcp=True) as server, server.client() as client:
+        for approval in ("ask", "auto", "deny"):
+            body = {"objective": "/mcp:docs:review dates.py", "repo": str(repo), "approval": approval}
+            started = time.monotonic()
+            response = client.post("/api/runs", json=body)
+            assert time.monotonic() - started < 20, "the request did not hang on a question nobody sees"
+            assert response.status_code == 400 and "MCP server 'docs' was not started" in response.json()["error"]
+        assert not (repo / "started.txt").exists(), "the repository's server never ran"
+        assert client.get("/api/sessions").json() == []

@@ -99,7 +99,14 @@ class RunHub:
             self._publish(event.session_id, event)
 
         async def answerer(request: ApprovalRequest) -> ApprovalAnswer:
-            return await self._wait_for_answer(holder["live"].session_id, request)
+            session_id = holder["live"].session_id
+            if not session_id:
+                # Nobody can see a question asked before the session exists (the request that
+                # started the run is still waiting for its id): waiting would hang both.
+                return ApprovalAnswer.deny(
+                    "nobody can answer before the session exists; approve it from a terminal run first"
+                )
+            return await self._wait_for_answer(session_id, request)
 
         task: asyncio.Task[Any] = asyncio.create_task(starter(answerer, on_event))
         live = holder["live"] = _Live(task)
