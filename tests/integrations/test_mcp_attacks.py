@@ -229,3 +229,26 @@ def test_a_repository_file_cannot_send_the_users_secrets_and_approvals_show_what
         assert f"http {web.url('/mcp')}" in previews[1] and "Authorization: Bearer ${CANARY_KEY}" in previews[1]
         assert canary.encode() not in store_bytes(home), "no expanded secret in the session log"
         assert not any("/mcp" in path for path in web.requests), "a denied remote server got no request"
+
+
+def test_a_trusted_repository_server_never_starts_unconfined_or_outside_the_workspace(tmp_path: Path) -> None:
+    escaped = tmp_path / "escaped.txt"
+    servers = {
+        "tools": {"command": sys.executable, "args": ["srv.py", str(escaped), "started.txt"]},
+        "upstairs": {"command": sys.executable, "args": ["repo/srv.py", "started-upstairs.txt"], "cwd": ".."},
+    }
+    home, repo = setup(tmp_path, servers)
+    config = load_mcp_config(repo, home)
+    for name in servers:
+        TrustStore(home).trust(repo, config.servers[name])
+    no_sandbox = {"PATH": os.path.dirname(sys.executable), "PROTOAGENT_SANDBOX_BACKENDS": "bwrap"}
+    listed = cli(home, "mcp", "list", "--repo", str(repo), "--json", env=no_sandbox)
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["servers"]}
+    assert rows["tools"]["status"].startswith("untrusted") and not (repo / "started.txt").exists()
+
+    listed = cli(home, "mcp", "list", "--repo", str(repo), "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["servers"]}
+    assert rows["tools"]["status"] == "ok" and rows["tools"]["tools"] == ["hello"]
+    assert (repo / "started.txt").exists() and not escaped.exists(), "it ran, inside the sandbox"
+    assert rows["upstairs"]["status"] == "error" and "outside the workspace" in rows["upstairs"]["error"]
+    assert not (tmp_path / "started-upstairs.txt").exists()

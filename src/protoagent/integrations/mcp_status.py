@@ -1,7 +1,8 @@
 """What ``protoagent mcp list`` shows: each server, its file, its status and its tools.
 
-The person's own servers (and repository servers the person trusted) are started briefly to
-list their tools; untrusted repository servers are never started here.
+The person's own servers (and repository servers the person trusted, inside the sandbox) are
+started briefly to list their tools; untrusted repository servers are never started here, nor
+trusted ones when no sandbox is available.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ async def server_statuses(root: Path, home: Path | None, *, connect: bool = True
     rows = []
     try:
         for spec in config.servers.values():
-            rows.append(await _row(broker, spec, trust.trusted(root, spec), connect))
+            trusted = trust.trusted(root, spec) if spec.disabled else broker.server_trusted(spec.name)
+            rows.append(await _row(broker, spec, trusted, connect))
     finally:
         await broker.aclose()
     return {"servers": rows, "diagnostics": list(config.diagnostics)}
