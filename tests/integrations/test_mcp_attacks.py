@@ -252,3 +252,8 @@ def test_a_trusted_repository_server_never_starts_unconfined_or_outside_the_work
     assert (repo / "started.txt").exists() and not escaped.exists(), "it ran, inside the sandbox"
     assert rows["upstairs"]["status"] == "error" and "outside the workspace" in rows["upstairs"]["error"]
     assert not (tmp_path / "started-upstairs.txt").exists()
+
+    landlock_only = {"PATH": os.path.dirname(sys.executable)}  # no bwrap on PATH: Landlock confines it
+    listed = cli(home, "mcp", "list", "--repo", str(repo), "--json", env=landlock_only)
+    rows = {row["name"]: row for row in json.loads(listed.stdout)["servers"]}
+    assert rows["tools"]["status"] == "ok" and not escaped.exists(), "it ran, and Landlock kept its write in"
