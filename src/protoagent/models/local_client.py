@@ -63,9 +63,11 @@ def crash_message(returncode: int, detail: str = "") -> str:
 class Channel:
     """JSON lines to and from one worker process, with timed reads."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
+        self.stderr = stderr
+        """Where the worker's standard error goes (a temporary file), for the last line of a failure."""
         self._in: IO[bytes] = process.stdin
         self._out = process.stdout.fileno()
         self._buffer = b""
@@ -108,7 +110,6 @@ class LocalWorker:
         """How long the current worker took to start and load the model."""
         self._lock = threading.Lock()
         self._channel: Channel | None = None
-        self._stderr: IO[bytes] | None = None
         self._ids = itertools.count(1)
 
     @property
@@ -173,9 +174,7 @@ class LocalWorker:
         channel = self._channel
         if channel is not None and channel.process.poll() is None:
             return channel
-        if self._stderr is not None:
-            self._stderr.close()
-        self._stderr = tempfile.TemporaryFile()
+        stderr = tempfile.TemporaryFile()
         argv = [
             sys.executable,
             "-m",
@@ -184,9 +183,9 @@ class LocalWorker:
             str(self.n_ctx),
             str(os.getpid()),
         ]
-        process = _SPAWNER.submit(_start, argv, self._stderr).result()
+        process = _SPAWNER.submit(_start, argv, stderr).result()
         spare(process.pid)
-        channel = self._channel = Channel(process)
+        channel = self._channel = Channel(process, stderr)
         started = time.monotonic()
         while True:
             if stop is not None and stop.is_set():
@@ -208,8 +207,9 @@ class LocalWorker:
         except subprocess.TimeoutExpired:
             self._kill(channel)
             returncode = -signal.SIGKILL
+        detail = _last_line(channel.stderr)
         self._kill(channel)
-        return ProviderError(crash_message(returncode, self._last_stderr_line()), provider=PROVIDER)
+        return ProviderError(crash_message(returncode, detail), provider=PROVIDER)
 
     def _kill(self, channel: Channel) -> None:
         process = channel.process
@@ -217,19 +217,19 @@ class LocalWorker:
             process.kill()
         process.wait()
         unspare(process.pid)
-        for stream in (process.stdin, process.stdout):
+        for stream in (process.stdin, process.stdout, channel.stderr):
             if stream is not None:
                 stream.close()
         if self._channel is channel:
             self._channel = None
 
-    def _last_stderr_line(self) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0, os.SEEK_END)
-        self._stderr.seek(max(0, self._stderr.tell() - 4096))
-        lines = [line.strip() for line in self._stderr.read().decode("utf-8", "replace").splitlines() if line.strip()]
-        return lines[-1][:300] if lines else ""
+
+def _last_line(stream: IO[bytes]) -> str:
+    """The last non-empty line of what the worker wrote to its standard error."""
+    stream.seek(0, os.SEEK_END)
+    stream.seek(max(0, stream.tell() - 4096))
+    lines = [line.strip() for line in stream.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def _start(argv: list[str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
