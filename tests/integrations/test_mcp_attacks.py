@@ -253,6 +253,7 @@ def test_a_trusted_repository_server_never_starts_unconfined_or_outside_the_work
     assert rows["upstairs"]["status"] == "error" and "outside the workspace" in rows["upstairs"]["error"]
     assert not (tmp_path / "started-upstairs.txt").exists()
 
+    (repo / "started.txt").unlink()  # it is named in the server's argv, so it is part of what trust pinned
     landlock_only = {"PATH": os.path.dirname(sys.executable)}  # no bwrap on PATH: Landlock confines it
     listed = cli(home, "mcp", "list", "--repo", str(repo), "--json", env=landlock_only)
     rows = {row["name"]: row for row in json.loads(listed.stdout)["servers"]}
