@@ -64,8 +64,26 @@ def _refuse_odd_file(path: Path) -> None:
         )
 
 
+_WRITE_FAILURES = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
+
+
+def is_write_failure(exc: sqlite3.Error) -> bool:
+    """Whether SQLite failed to write (a full disk, a file size limit, an I/O error), not read bad data."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _WRITE_FAILURES
+
+
+def store_write_failed(path: Path, exc: sqlite3.Error) -> ConfigError:
+    """The one-line error for a store that cannot be written; what was stored before stays loadable."""
+    return ConfigError(
+        f"{path}: the session store cannot be written ({exc}); the disk may be full: free space there, "
+        "then continue the session with --resume"
+    )
+
+
 def damaged_store(path: Path, exc: BaseException) -> ConfigError:
     """The one-line error for a store SQLite cannot use."""
+    if isinstance(exc, sqlite3.Error) and is_write_failure(exc):
+        return store_write_failed(path, exc)
     return ConfigError(
         f"{path}: the session store cannot be used ({exc}); move it aside (for example to "
         f"{path.name}.damaged) to start a new store, or restore it from a backup"

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from protoagent.errors import SessionLoadError
 from protoagent.events.session_lease import FileLease
-from protoagent.events.sqlite_damage import damaged_store, list_damaged, open_checked
+from protoagent.events.sqlite_damage import (
+    damaged_store,
+    is_write_failure,
+    list_damaged,
+    open_checked,
+    store_write_failed,
+)
 from protoagent.events.store import SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
@@ -104,8 +110,11 @@ class SQLiteStore:
                         )
                 self._db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", rows)
                 self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            except BaseException as exc:
+                if self._db.in_transaction:  # SQLite has already rolled back after a full disk
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError) and is_write_failure(exc):
+                    raise store_write_failed(self.path, exc) from None
                 raise
 
     def load(self, session_id: str) -> list[Event]:
