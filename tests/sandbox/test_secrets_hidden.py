@@ -27,6 +27,7 @@ from .support import cli, mode_env, skip_reason
 
 PROBE = Path(__file__).with_name("secrets_probe.py")
 SECRET = "canary-secret-7f3a"
+GITDIR = "gitdir: ../../.git/modules/module"
 
 
 @dataclass
@@ -75,6 +76,7 @@ def machine(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Machine]
     outside.chmod(0o600)
     repo = make_repo(tmp_path / "repo", {"probe/secrets_probe.py": PROBE.read_text(), "README.md": "probe\n"})
     make_repo(repo / "vendor" / "lib", {"lib.py": "VALUE = 1\n"})
+    plant(repo / "vendor" / "module" / ".git", GITDIR)  # a submodule's .git file
     env = {**mode_env(tmp_path, mode), "HOME": str(user)}
     env["SSH_AUTH_SOCK"] = str(tmp_path / "agent" / "agent.sock")
     env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
@@ -100,6 +102,7 @@ def plan(m: Machine) -> dict[str, dict[str, str]]:
         },
         "write": {
             "nested_hook": str(m.repo / "vendor" / "lib" / ".git" / "hooks" / "pre-commit"),
+            "gitdir_file": str(m.repo / "vendor" / "module" / ".git"),
             "agent_file": str(m.repo / ".protoagent" / "agents" / "coding" / "architect.md"),
             "workspace_write": str(m.repo / "probe" / "out.txt"),
         },
@@ -122,6 +125,7 @@ def tampered(m: Machine) -> dict[str, bool]:
     """What the host shows after the run, whatever the probe said."""
     return {
         "nested_hook": (m.repo / "vendor" / "lib" / ".git" / "hooks" / "pre-commit").exists(),
+        "gitdir_file": (m.repo / "vendor" / "module" / ".git").read_text().strip() != GITDIR,
         "agent_file": (m.repo / ".protoagent" / "agents").exists(),
         "outside_chmod": stat.S_IMODE(m.outside.stat().st_mode) != 0o600,
     }
@@ -133,12 +137,12 @@ def test_sandboxed_command_cannot_read_secrets_or_tamper_with_git_and_protoagent
     print(f"T7/T8 {machine.mode}: {probe}")
     for name in ("ssh_key", "aws", "netrc", "other_session"):
         assert probe[name].startswith("refused"), (name, probe[name])
-    for name in ("nested_hook", "agent_file"):
+    for name in ("nested_hook", "gitdir_file", "agent_file"):
         assert probe[name].startswith("refused"), (name, probe[name])
     assert probe["workspace"] == "probe" and probe["workspace_write"] == "wrote"
     assert probe["user_skill"] == "skill script", "the user's skills stay readable inside the hidden data home"
     host = tampered(machine)
-    assert not host["nested_hook"] and not host["agent_file"]
+    assert not host["nested_hook"] and not host["gitdir_file"] and not host["agent_file"]
     if machine.mode == "bwrap":  # Landlock governs neither pathname sockets nor chmod (SECURITY.md)
         assert probe["ssh_agent"].startswith("refused") and probe["docker"].startswith("refused")
         assert probe["outside_chmod"].startswith("refused") and not host["outside_chmod"]
@@ -150,7 +154,7 @@ def test_sandbox_off_is_the_control_where_every_probe_succeeds(machine: Machine)
     print(f"T7/T8 --sandbox off: {probe}")
     assert probe["ssh_key"] == SECRET and probe["other_session"] == SECRET
     assert probe["ssh_agent"] == "connected" and probe["docker"] == "connected"
-    assert probe["nested_hook"] == "wrote" and probe["agent_file"] == "wrote"
+    assert probe["nested_hook"] == probe["gitdir_file"] == probe["agent_file"] == "wrote"
     assert all(tampered(machine).values())
 
 
