@@ -58,3 +58,25 @@ def test_a_fifo_in_a_batch_repository_is_a_one_line_task_error_not_a_hang(tmp_pa
     row = rows["fifo"]
     assert row["status"] == "error" and "pipe" in row["error"] and "not a regular file" in row["error"]
     assert "\n" not in row["error"]
+
+
+def test_a_check_override_never_reads_or_writes_through_a_symlinked_project_json(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"secret": "CANARY-BATCH-77"}\n', encoding="utf-8")
+    linked_file = make_repo(tmp_path / "file-link", {"a.py": "x = 1\n"})
+    (linked_file / ".protoagent").mkdir()
+    os.symlink(outside, linked_file / ".protoagent/project.json")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked_folder = make_repo(tmp_path / "folder-link", {"a.py": "x = 1\n"})
+    os.symlink(elsewhere, linked_folder / ".protoagent")
+    checks = [{"id": "t", "argv": ["/bin/true"]}]
+    tasks = [
+        {"id": "file-link", "repo": str(linked_file), "checks": checks, "surface": "question"},
+        {"id": "folder-link", "repo": str(linked_folder), "checks": checks, "surface": "question"},
+    ]
+    done, rows = _batch(tmp_path, tasks)
+    assert "Traceback" not in done.stderr
+    assert outside.read_text(encoding="utf-8") == '{"secret": "CANARY-BATCH-77"}\n'
+    assert list(elsewhere.iterdir()) == [], "the override was written outside the task's copy"
+    assert all(rows[t["id"]]["status"] != "error" for t in tasks), rows

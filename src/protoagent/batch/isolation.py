@@ -19,6 +19,7 @@ from typing import Any
 
 from protoagent.batch.tasks import BatchTask
 from protoagent.errors import ConfigError
+from protoagent.workspace.confined import read_confined
 
 _GIT_TIMEOUT_S = 300
 
@@ -98,14 +99,25 @@ def _copy_regular(task: BatchTask) -> Callable[[str, str], object]:
 
 
 def _write_checks(root: Path, checks: list[dict[str, Any]]) -> None:
-    config = root / ".protoagent" / "project.json"
-    data: dict[str, Any] = {}
-    if config.is_file():
-        try:
-            loaded = json.loads(config.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            loaded = {}
-        data = loaded if isinstance(loaded, dict) else {}
+    """Put the task's checks into the copy's ``project.json``, keeping its other fields.
+
+    The copy is the task's own: a ``.protoagent`` or ``project.json`` that is a symbolic link is
+    replaced by a real one, so neither the read nor the write can reach a file outside the copy.
+    """
+    folder = root / ".protoagent"
+    config = folder / "project.json"
+    try:
+        loaded = json.loads(read_confined(root, ".protoagent/project.json", limit=1 << 20).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        loaded = {}
+    data: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
     data["checks"] = checks
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    for link in (folder, config):
+        if link.is_symlink():
+            link.unlink()
+    folder.mkdir(exist_ok=True)
+    if config.exists() and not config.is_file():
+        raise ConfigError(f"{config}: is not a regular file; remove it from the repository")
+    fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2) + "\n")
