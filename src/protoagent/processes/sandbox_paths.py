@@ -195,6 +195,8 @@ def protected_paths(root: Path) -> list[Path]:
 
 
 def _find_git(root: Path) -> list[Path]:
+    """Every ``.git`` beneath ``root``. Installed packages are not searched: ``node_modules`` and a
+    virtual environment, whose only repositories are pip's editable checkouts in ``src/``."""
     found: list[Path] = []
     pending, folders = [root], 0
     while pending and folders < PROTECT_SCAN_FOLDERS:
@@ -204,9 +206,19 @@ def _find_git(root: Path) -> list[Path]:
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        if folder != root and any(entry.name == "pyvenv.cfg" for entry in entries):
+            pending.extend(Path(entry.path) for entry in _subfolders(folder / "src"))
+            continue
         for entry in entries:
             if entry.name == ".git":
                 found.append(Path(entry.path))
-            elif entry.is_dir(follow_symlinks=False):
+            elif entry.name != "node_modules" and entry.is_dir(follow_symlinks=False):
                 pending.append(Path(entry.path))
     return found
+
+
+def _subfolders(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        return [entry for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
