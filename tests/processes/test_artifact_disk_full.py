@@ -64,3 +64,27 @@ def test_disk_full_in_the_artifacts_folder_keeps_the_command_running_and_its_tai
     assert "END-OF-OUTPUT\nshell went on after the writer: 0\n" in output
     assert output.count(NOTE) == 1 and output.rstrip().endswith("bytes]")
     assert "Traceback" not in result.stderr
+
+
+BIG_TEST = """import sys
+import unittest
+
+
+class BigTest(unittest.TestCase):
+    def test_prints_a_lot_and_passes(self):
+        sys.stdout.write("y" * 2000000 + "\\n")
+"""
+
+
+def test_disk_full_check_is_classified_from_the_tail_kept_in_memory(tmp_path: Path, full_artifacts: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"test_big.py": BIG_TEST})
+    script = tmp_path / "no-turns.jsonl"
+    script.write_text("", encoding="utf-8")
+    args = ["run", "--model", f"scripted:{script}", "--repo", str(repo), "--approval", "auto"]
+    result = cli(full_artifacts, *args, "--surface", "verification", "--json", "run the checks")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    print(f"T14 disk full check: {report['checks']}")
+    assert [(c["outcome"], c["tests_run"]) for c in report["checks"]] == [("passed", 1)]
+    (ended,) = [e for e in ended_events(full_artifacts) if e["payload"]["tool"] == "run_check"]
+    assert NOTE in str(ended["payload"]["output"])
