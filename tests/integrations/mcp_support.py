@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,17 +139,22 @@ class Demo:
     def calls(self) -> list[str]:
         return self.calls_file.read_text().splitlines() if self.calls_file.exists() else []
 
-    def running(self) -> list[int]:
-        """Host process ids of demo servers still running (a sandboxed server's own pid is its
-        namespace's, so processes are found by the script in their command line)."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and str(self.script).encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-        return found
+    def running(self, settle_s: float = 5.0) -> list[int]:
+        """Host process ids of demo servers still running after up to ``settle_s`` seconds (a
+        sandboxed server's own pid is its namespace's, so processes are found by the script in
+        their command line; one whose sandbox was just stopped may take a moment to go)."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            found = []
+            for entry in Path("/proc").iterdir():
+                try:
+                    if entry.name.isdigit() and str(self.script).encode() in (entry / "cmdline").read_bytes():
+                        found.append(int(entry.name))
+                except OSError:
+                    continue
+            if not found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
 
     def pids(self) -> list[int]:
         return [int(line) for line in self.pid_file.read_text().split()] if self.pid_file.exists() else []

@@ -258,3 +258,36 @@ def test_a_trusted_repository_server_never_starts_unconfined_or_outside_the_work
     listed = cli(home, "mcp", "list", "--repo", str(repo), "--json", env=landlock_only)
     rows = {row["name"]: row for row in json.loads(listed.stdout)["servers"]}
     assert rows["tools"]["status"] == "ok" and not escaped.exists(), "it ran, and Landlock kept its write in"
+
+
+@pytest.mark.skipif(not Path(GIT_SERVER).exists(), reason="mcp-server-git is not installed")
+def test_a_repository_made_inside_the_workspace_cannot_run_its_filter_through_the_users_git_server(
+    tmp_path: Path,
+) -> None:
+    ran = tmp_path / "nested-filter.ran"
+    home = tmp_path / "home"
+    home.mkdir()
+    set_agent(home, "mcp", True)
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {"git": {"command": GIT_SERVER, "trusted": True}}}))
+    repo = make_repo(tmp_path / "repo", {"README.md": "top\n"})
+    nested = make_repo(repo / "made-by-the-model", {"data.txt": "one\n"})
+    for key, value in (("filter.Sneaky.clean", f"touch {ran}; cat"), ("filter.Sneaky.process", f"touch {ran}")):
+        subprocess.run(["git", "config", key, value], cwd=nested, check=True)
+    (nested / ".gitattributes").write_text("*.txt filter=Sneaky\n")
+    (nested / "data.txt").write_text("one\ntwo\n")
+    control = subprocess.run(["git", "add", "data.txt"], cwd=nested, capture_output=True, check=False)
+    assert ran.exists(), f"the planted filter runs through plain git ({control.stderr!r})"
+    ran.unlink()
+    subprocess.run(["git", "reset", "-q"], cwd=nested, capture_output=True, check=False)
+    ran.unlink(missing_ok=True)
+
+    calls = [
+        tool_turn("mcp__git__git_status", role="architect", repo_path=str(nested)),
+        tool_turn("mcp__git__git_add", role="architect", repo_path=str(nested), files=["data.txt"]),
+        final_turn("looked", role="architect"),
+    ]
+    result = run(home, repo, calls, "--approval", "auto")
+    assert result.returncode in (0, 1, 3), result.stderr
+    ended = {e.payload["tool"]: e.payload for e in events(home) if e.type == "tool.ended"}
+    assert ended["mcp__git__git_status"]["status"] == "ok", ended["mcp__git__git_status"]["output"]
+    assert not ran.exists(), "git read the nested repository's filter, but ran nothing"

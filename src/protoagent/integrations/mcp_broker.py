@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from protoagent.errors import ToolRejected
 from protoagent.integrations.mcp_config import WORKSPACE_MCP_FILE, MCPConfig, MCPServerSpec, load_mcp_config
+from protoagent.integrations.mcp_git import write_git_shim
 from protoagent.integrations.mcp_session import Action, Confinement, MCPConnection, MCPFailure
 from protoagent.integrations.mcp_trust import TrustStore
 from protoagent.processes.command import SandboxProfile
@@ -81,6 +82,7 @@ class MCPBroker:
         self._starts: dict[str, int] = {}
         self.sandbox: SandboxProfile = sandbox if sandbox is not None else select_sandbox("auto")
         self._folder: Path | None = None
+        self._git_shim: Path | None = None
 
     @classmethod
     def from_files(
@@ -209,7 +211,8 @@ class MCPBroker:
     def _confinement(self) -> Confinement:
         if self._folder is None:
             self._folder = Path(tempfile.mkdtemp(prefix="protoagent-mcp-"))
-        return Confinement(self.sandbox, self._folder / "home", self._folder / "tmp")
+            self._git_shim = write_git_shim(self._folder / "bin")
+        return Confinement(self.sandbox, self._folder / "home", self._folder / "tmp", self._git_shim)
 
     def keep_output(self, call_id: str, text: str, artifacts_dir: Path | None) -> str | None:
         """Keep a long result for paging; written to the artifacts folder when there is one."""

@@ -9,14 +9,22 @@ the environment (``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`
 repository's file, so each such key the repository sets (read with ``git config --list``, which
 runs nothing) is overridden with a value that runs nothing; hooks are always off and the
 ``ext::`` transport is refused. The person's own (global) configuration is left as it is.
+
+A server may run git in another repository than its working directory (``repo_path``), one
+the model may have made inside the workspace. So servers also find, first on ``PATH``, a ``git``
+that runs this file as a script (``python -I -S mcp_git.py REAL_GIT ARGS...``, standard library
+only): it computes the overrides for the repository of that very invocation, then ``exec``s the
+real git.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 LIST_TIMEOUT_S = 10.0
@@ -49,10 +57,42 @@ NEUTRAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 LOCAL_SCOPES = frozenset({"local", "worktree"})
 
 
-def git_safe_env(cwd: Path, env: Mapping[str, str]) -> dict[str, str]:
+WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+"""Git's global options that take the next argument as their value."""
+
+
+def git_safe_env(cwd: Path, env: Mapping[str, str], shim: Path | None = None) -> dict[str, str]:
     """``env`` plus the ``GIT_CONFIG_*`` overrides for the repository at ``cwd`` (after any the
-    server's own ``env`` already sets)."""
-    overrides = [*ALWAYS, *neutral_overrides(repository_keys(cwd))]
+    server's own ``env`` already sets) and, with ``shim`` (a folder from ``write_git_shim``),
+    that folder first on ``PATH``."""
+    result = with_overrides(env, [*ALWAYS, *neutral_overrides(repository_keys(cwd))])
+    if shim is not None:
+        result["PATH"] = f"{shim}{os.pathsep}{env.get('PATH', os.environ.get('PATH', os.defpath))}"
+    return result
+
+
+def write_git_shim(folder: Path) -> Path | None:
+    """A folder holding a ``git`` that runs git through ``main`` below; ``None`` without git."""
+    real = _real_git()
+    if real is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "git"
+    launcher = shlex.join([sys.executable, "-I", "-S", str(Path(__file__).resolve()), real])
+    script.write_text(f'#!/bin/sh\nexec {launcher} "$@"\n', encoding="utf-8")
+    script.chmod(0o755)
+    return folder
+
+
+def _real_git() -> str | None:
+    import shutil
+
+    found = shutil.which("git")
+    return str(Path(found).resolve()) if found is not None else None
+
+
+def with_overrides(env: Mapping[str, str], overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``env`` with ``overrides`` appended to its ``GIT_CONFIG_COUNT`` entries."""
     result = dict(env)
     try:
         start = int(result.get("GIT_CONFIG_COUNT", "0"))
@@ -63,6 +103,29 @@ def git_safe_env(cwd: Path, env: Mapping[str, str]) -> dict[str, str]:
         result[f"GIT_CONFIG_VALUE_{start + offset}"] = value
     result["GIT_CONFIG_COUNT"] = str(start + len(overrides))
     return result
+
+
+def main(argv: list[str]) -> None:
+    """``mcp_git.py REAL_GIT ARGS...``: run git with the overrides for this invocation's repository."""
+    real, args = argv[0], argv[1:]
+    options = _global_options(args)
+    keys = repository_keys(Path.cwd(), [real, *options])
+    env = with_overrides(os.environ, [*ALWAYS, *neutral_overrides(keys)])
+    os.execve(real, [real, *args], env)
+
+
+def _global_options(args: list[str]) -> list[str]:
+    """The options before git's subcommand (``-C DIR``, ``--git-dir=...``), minus ``-c`` settings."""
+    kept: list[str] = []
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        arg = args[index]
+        takes_value = arg in WITH_VALUE
+        value = args[index + 1 : index + 2] if takes_value else []
+        if arg not in ("-c", "--config-env") and not arg.startswith("--config-env="):
+            kept += [arg, *value]
+        index += 2 if takes_value else 1
+    return kept
 
 
 def neutral_overrides(keys: list[str]) -> list[tuple[str, str]]:
@@ -77,10 +140,12 @@ def neutral_overrides(keys: list[str]) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-def repository_keys(cwd: Path) -> list[str]:
-    """The configuration keys the repository at ``cwd`` sets itself (its includes too)."""
-    command = ["git", "config", "--list", "--show-scope", "--name-only", "--includes", "-z"]
+def repository_keys(cwd: Path, git: Sequence[str] = ("git",)) -> list[str]:
+    """The configuration keys the repository at ``cwd`` sets itself (its includes too);
+    ``git`` is the program and the global options that choose the repository."""
+    command = [*git, "config", "--list", "--show-scope", "--name-only", "--includes", "-z"]
     environment = {
+        **{k: v for k, v in os.environ.items() if k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")},
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.devnull,
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -102,3 +167,7 @@ def _lower_outer(key: str) -> str:
     section, _, rest = key.partition(".")
     middle, dot, name = rest.rpartition(".")
     return f"{section.lower()}.{middle}{dot}{name.lower()}" if dot else f"{section.lower()}.{rest.lower()}"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

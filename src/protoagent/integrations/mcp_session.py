@@ -46,11 +46,13 @@ class ProtocolNoise(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Confinement:
-    """How a repository's stdio server is started: the run's sandbox, and its HOME and temp."""
+    """How stdio servers are started: the run's sandbox with a HOME and temp for a repository's
+    servers, and the folder of the ``git`` every server finds first (``mcp_git.write_git_shim``)."""
 
     sandbox: SandboxProfile
     home: Path
     tmp: Path
+    git_shim: Path | None = None
 
 
 class MCPConnection:
@@ -240,7 +242,7 @@ def stdio_launch(
     is wrapped in the sandbox and may not name a working directory outside the workspace."""
     base = root.resolve()
     cwd = (base / spec.cwd).resolve() if spec.cwd else base
-    env = git_safe_env(cwd, spec.env)
+    env = git_safe_env(cwd, spec.env, confinement.git_shim if confinement is not None else None)
     if spec.origin != "workspace":
         return spec.command, env, cwd
     if cwd != base and not cwd.is_relative_to(base):
