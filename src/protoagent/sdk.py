@@ -153,6 +153,7 @@ def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
         "applied": bool(evidence.get("applied", False)),
         "verified": bool(evidence.get("verified", False)),
         "criteria_supported": bool(evidence.get("criteria_supported", False)),
+        "criteria": list(evidence.get("criteria", [])),
         "changed_files": list(evidence.get("changed_files", [])),
         "external_effects": list(evidence.get("external_effects", [])),
         "checks": [c.to_json() for c in check_results(events)],

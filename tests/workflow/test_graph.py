@@ -235,6 +235,7 @@ def test_progressing_coder_earns_windows_then_architect_yields_and_graph_continu
         call("coder", "architect", task="finish the last note"),
         *_creates(1, 18),
         call("report_task", "coder", status="done", summary="all notes written"),
+        call("review_criteria", "architect", met=[1], note="every note file is written"),
         say("All notes written.", "architect"),
     ]
     run = run_workflow(tmp_path, "write the release notes", turns, files=PASSING)
@@ -292,6 +293,7 @@ def test_documentation_only_change_may_complete_unverified(tmp_path: Path) -> No
         call("coder", "architect", task="add a changelog entry"),
         call("create_file", "coder", path="CHANGELOG.md", content="- fixed parse_date\n"),
         call("report_task", "coder", status="done", summary="entry added"),
+        call("review_criteria", "architect", met=[1], note="the diff adds the entry"),
         say("Changelog updated.", "architect"),
     ]
     run = run_workflow(tmp_path, "add a changelog entry for the date fix", turns)

@@ -145,6 +145,7 @@ def test_repeated_assignment_that_keeps_making_edits_is_not_stuck(tmp_path: Path
             call("create_file", "coder", path=f"note_{n}.md", content=f"{n}\n"),
             call("report_task", "coder", status="done", summary="one note"),
         ]
+    turns.append(call("review_criteria", "architect", met=[1], note="both notes are written"))
     turns.append(say("Both notes written.", "architect"))
     run = run_workflow(tmp_path, "write the release notes", turns, files=PASSING)
     assert not run.of("workflow.stuck")

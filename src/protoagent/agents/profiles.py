@@ -62,6 +62,7 @@ ARCHITECT_TIER = (
     "run_check",
     "execute_command",
     "worker_packet",
+    "review_criteria",
 )
 """The Coding workflow lead's tools; the run drops those its profile or team does not use."""
 WORK_TIER = (*READ_TOOLS, *WRITE_TOOLS, "shell")

@@ -14,6 +14,7 @@ from protoagent.checks.failures import short_name
 from protoagent.events.types import Event
 from protoagent.excerpts import tail_excerpt
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
+from protoagent.workflow.criteria import CriterionSupport, PassingCheck, criteria_support
 from protoagent.workflow.phase_control import first_denial, run_start
 from protoagent.workflow.reports import guided_repair_notes
 from protoagent.workflow.task import TaskRecord, is_documentation_path
@@ -45,10 +46,17 @@ class CheckResult:
     """Tracked files the check run itself changed (revision capture before and after the run)."""
     changed_runner_files: tuple[str, ...] = ()
     """Runner files (executable, interpreter) that differed from the session's first revisions."""
+    baseline_failures: tuple[str, ...] = ()
+    """What the latest pre-change baseline of the same check named as failed (empty for a baseline)."""
 
     @property
     def new_failures(self) -> tuple[str, ...]:
         return tuple(t for t in self.failed_tests if t not in self.preexisting_failures)
+
+    @property
+    def fixed_tests(self) -> tuple[str, ...]:
+        """Tests the pre-change baseline named as failed that this result does not."""
+        return tuple(t for t in self.baseline_failures if t not in self.failed_tests)
 
     @property
     def only_preexisting(self) -> bool:
@@ -108,6 +116,8 @@ class Evidence:
     notes: tuple[str, ...] = field(default=())
     external_effects: tuple[dict[str, Any], ...] = field(default=())
     """MCP calls that may have acted outside the workspace (see ``integrations.mcp_effects``)."""
+    criteria: tuple[CriterionSupport, ...] = field(default=())
+    """Each recorded criterion (the objective when none) and what supports it (``workflow.criteria``)."""
 
 
 def check_results(events: Sequence[Event]) -> list[CheckResult]:
@@ -159,6 +169,7 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
                 progressed,
                 tuple(str(f) for f in data.get("changed_tracked_files") or ()),
                 tuple(str(f) for f in data.get("changed_runner_files") or ()),
+                before,
             )
         )
     return results
@@ -206,7 +217,19 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
         notes.append(
             "unresolved worker report(s): " + ", ".join(f"{r.role} {r.status}" for r in record.unresolved_reports)
         )
-    supported = applied and (verified or docs_only) and not record.unresolved_reports
+    passing = [PassingCheck(c, final[c].fixed_tests) for c in selected] if verified else []
+    criteria = criteria_support(events, record, passing, seeks_fix=seeks_fix(record.objective))
+    notes += [
+        f"criterion {c.text!r} is unsupported: no passing check covers it and no review of the final diff affirms it"
+        for c in criteria
+        if c.support == "unsupported"
+    ]
+    supported = (
+        applied
+        and (verified or docs_only)
+        and not record.unresolved_reports
+        and all(c.support != "unsupported" for c in criteria)
+    )
     if changed and not applied:
         notes.append("some changed files no longer match the revision this run wrote")
     notes += _tracked_change_notes(results)
@@ -214,7 +237,9 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
     notes += ignored_notes(events)
     notes += guided_repair_notes(events)
     effects = tuple(external_effects(events))
-    return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects)
+    return Evidence(
+        applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects, criteria
+    )
 
 
 def _verification(

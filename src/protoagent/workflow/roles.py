@@ -43,8 +43,9 @@ def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -
     tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != "tester")
     if profile == "small":
         # The task record is already injected into every small-profile request, so task_status
-        # would only spend a model call re-reading it.
-        tools = tuple(t for t in tools if t != "task_status")
+        # would only spend a model call re-reading it; a small model's review of a diff is no
+        # evidence worth a tool schema in an 8k window.
+        tools = tuple(t for t in tools if t not in ("task_status", "review_criteria"))
     else:
         # Small owned-local inference hides the low-level packet in favour of coder(task)/tester(task).
         tools = (*tools, "worker_packet")

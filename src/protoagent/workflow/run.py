@@ -40,6 +40,7 @@ from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.check_redirect import with_check_redirect
 from protoagent.workflow.contract import RunContract
+from protoagent.workflow.criteria import CRITERIA_TOOLS
 from protoagent.workflow.deferral import session_contract
 from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
 from protoagent.workflow.explorer import EXPLORER_TOOLS
@@ -148,6 +149,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
         extras = (*extras, SkillTool)
     workflow_tools: tuple[type[AnyTool], ...] = (
         *TASK_TOOLS,
+        *CRITERIA_TOOLS,
         *WORKER_TOOLS,
         *EXPLORER_TOOLS,
         *PACKET_TOOLS,
@@ -332,6 +334,7 @@ async def _drive(
             "applied": evidence.applied,
             "verified": evidence.verified,
             "criteria_supported": evidence.criteria_supported,
+            "criteria": [c.to_json() for c in evidence.criteria],
             "verification": evidence.verification,
             "changed_files": list(evidence.changed_files),
             "external_effects": [dict(x) for x in evidence.external_effects],

@@ -50,6 +50,7 @@ class RunReport:
             "applied": e.applied,
             "verified": e.verified,
             "criteria_supported": e.criteria_supported,
+            "criteria": [c.to_json() for c in e.criteria],
             "changed_files": list(e.changed_files),
             "external_effects": [dict(x) for x in e.external_effects],
             "checks": [c.to_json() for c in e.checks],

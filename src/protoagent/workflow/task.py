@@ -92,7 +92,8 @@ class TaskRecord:
         the check ids (for a surface that has no tool to run them)."""
         lines = [f"objective: {self.objective}"]
         if self.criteria:
-            lines.append("criteria: " + "; ".join(self.criteria))
+            # A JSON list: a criterion with ";" or "," in it stays one criterion.
+            lines.append("criteria: " + json.dumps(list(self.criteria)))
         lines.append("allowed_paths: " + (", ".join(self.allowed_paths) or "(whole workspace)"))
         if checks:
             lines.append("available_check_ids: " + json.dumps(list(self.available_check_ids)))
