@@ -25,6 +25,8 @@ def test_fifos_in_the_workspace_and_its_harness_files_never_hang_a_run_or_its_ch
         [
             tool_turn("execute_command", role="architect", argv=["mkfifo", "made.fifo"]),
             tool_turn("run_check", role="architect", check_id="pytest"),
+            # The check's own test file becomes a FIFO: the evidence must not wait on it.
+            tool_turn("execute_command", role="architect", argv=["sh", "-c", "rm test_a.py && mkfifo test_a.py"]),
             final_turn("made a pipe and ran the tests", role="architect"),
         ],
     )
@@ -38,6 +40,7 @@ def test_fifos_in_the_workspace_and_its_harness_files_never_hang_a_run_or_its_ch
     events = json.loads(shown.stdout)["events"]
     ended = {e["payload"]["tool"]: e["payload"] for e in events if e["type"] == "tool.ended"}
     assert ended["execute_command"]["status"] == "ok", "the model's mkfifo must really have run"
+    assert os.path.exists(repo / "test_a.py") and not os.path.isfile(repo / "test_a.py")
     assert ended["run_check"]["status"] == "ok" and "passed" in ended["run_check"]["output"]
     assert os.path.exists(repo / "made.fifo") and events[-1]["type"] == "run.ended"
 

@@ -36,6 +36,7 @@ from protoagent.repair.local_candidates import local_source
 from protoagent.repair.localize import Localization, localize
 from protoagent.repair.scratch import ScratchWorkspace
 from protoagent.tools.approvals import ApprovalRequest
+from protoagent.workspace.confined import read_confined
 
 ENABLE_ENV = "PROTOAGENT_GUIDED_REPAIR"
 SEED_ENV = "PROTOAGENT_LOCAL_SEED"
@@ -288,8 +289,7 @@ async def _apply(session: AgentSession, outcome: RepairOutcome) -> RepairOutcome
     """Apply the passing candidate as Coder's ``edit_file`` call through the governed pipeline."""
     edit = outcome.passed
     assert edit is not None
-    path = session.root / edit.path
-    data = path.read_bytes()
+    data = read_confined(session.root, edit.path)
     old, new = exact_span(data.decode("utf-8"), edit)
     arguments = {"path": edit.path, "old": old, "new": new, "expected_revision": hashlib.sha256(data).hexdigest()}
     result = await session.pipeline.run(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from protoagent.workflow.phase_control import first_denial, run_start
 from protoagent.workflow.reports import guided_repair_notes
 from protoagent.workflow.task import TaskRecord, is_documentation_path
 from protoagent.workflow.workers import file_writes, revision_current
+from protoagent.workspace.confined import digest_regular
 
 Verification = Literal[
     "verified", "failed", "unavailable", "deferred", "not_run", "stale", "no_checks", "denied", "untrusted"
@@ -179,7 +179,7 @@ def dependencies_current(root: Path, event: Event) -> bool:
     revisions = event.payload.get("data", {}).get("dependency_revisions") or {}
     for rel, digest in revisions.items():
         try:
-            current = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+            current = digest_regular(root / rel)  # never opens a FIFO a command left in its place
         except OSError:
             current = None
         if current != digest:

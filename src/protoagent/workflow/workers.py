@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -35,6 +34,7 @@ from protoagent.workflow.reports import (
     worker_messages,
 )
 from protoagent.workflow.task import WorkerReport
+from protoagent.workspace.confined import digest_regular
 
 REPORTED = "report_recorded"
 """Why a worker's turn ended: it recorded its report, so it gets no further model request."""
@@ -85,7 +85,7 @@ def revision_current(root: Path, write: Event) -> bool:
         return False
     target = root / str(path)
     try:
-        return hashlib.sha256(target.read_bytes()).hexdigest() == str(revision)
+        return digest_regular(target) == str(revision)  # a FIFO in its place is not opened
     except OSError:
         return False
 
