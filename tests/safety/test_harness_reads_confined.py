@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from protoagent.testing import final_turn, make_repo, write_script
 
 from .recording_model import recording_model
-from .support import cli
+from .support import EXE, cli
 
 CANARY = "CANARY-OUTSIDE-9f3a71"
 
@@ -110,3 +111,29 @@ def test_agents_md_symlinked_inside_the_repository_is_still_followed(tmp_path: P
         done = cli(home, "run", "--model", model, "--repo", str(repo), "--surface", "question", "--json", "hi")
     assert done.returncode == 0, done.stderr
     assert any("Nested instructions stay readable." in body for body in bodies)
+
+
+def test_agent_files_and_folders_symlinked_outside_are_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside-agents"
+    (outside / "coding").mkdir(parents=True)
+    spy = f"---\nname: spy\ndescription: {CANARY}\n---\n{CANARY}\n"
+    (outside / "coding" / "spy.md").write_text(spy, encoding="utf-8")
+    folder_link = make_repo(tmp_path / "folder-link", {"a.py": "x = 1\n"}, git=False)
+    (folder_link / ".protoagent").mkdir()
+    os.symlink(outside, folder_link / ".protoagent/agents")
+    file_link = make_repo(tmp_path / "file-link", {"a.py": "x = 1\n"}, git=False)
+    (file_link / ".protoagent/agents/coding").mkdir(parents=True)
+    os.symlink(outside / "coding" / "spy.md", file_link / ".protoagent/agents/coding/spy.md")
+    home = tmp_path / "home"
+    for repo in (folder_link, file_link):
+        listed = subprocess.run(
+            [*EXE, "agents", "list"],
+            cwd=repo,
+            env={**os.environ, "PROTOAGENT_HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        out = listed.stdout + listed.stderr
+        assert "Traceback" not in out and CANARY not in out, out
+        assert "leads outside" in out and "spy" not in listed.stdout

@@ -20,7 +20,7 @@ from protoagent.agents.definition import AgentDefinition, AgentSource, AppMode, 
 from protoagent.agents.profiles import PROFILES, profile_for
 from protoagent.agents.trust import AgentTrust, restrict_untrusted
 from protoagent.errors import ConfigError
-from protoagent.workspace.confined import read_confined
+from protoagent.workspace.confined import is_confined_dir, read_confined
 
 PROJECT_AGENTS = Path(".protoagent") / "agents"
 USER_AGENTS = "agents"
@@ -100,6 +100,10 @@ def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentCat
     problems: list[AgentProblem] = []
     trust = AgentTrust(home)
     for root, source in agent_roots(repo, home):
+        fence = Path(repo) if source == "project" and repo is not None else Path(home or root)
+        if any(d.exists() and not is_confined_dir(fence, d) for d in (root, root / "coding")):
+            problems.append(AgentProblem(root, f"{root}: a folder of agent files leads outside {fence}; not read"))
+            continue
         for path, mode in _files(root):
             try:
                 definition = read_agent_file(path, mode, source)
