@@ -16,7 +16,8 @@ Method
    piece arrives; the seconds from the cancel to the request's return, and whether the same
    worker process still serves (it should: only a worker that ignores the cancel is killed).
 3. The probe: a fresh worker and an empty cache folder, ``local_probe.probe`` cold (worker start,
-   model load, a few constrained tokens), then again (the cached result).
+   model load, a few constrained tokens; the worker's start-to-ready time is shown beside it,
+   and the same import and load in this process for comparison), then again (the cached result).
 
 Figures depend on the machine and its load; the model is the embedded default (SmolLM2-135M).
 
@@ -77,7 +78,9 @@ def through_worker(worker: LocalWorker, message: dict[str, object]) -> tuple[flo
 
 def decode_speed(provider: LlamaLocalProvider, rounds: int, tokens: int) -> None:
     message = provider.generate_message(request(tokens))
+    started = time.perf_counter()
     model = llama_engine.load_model(provider.path, provider.n_ctx)
+    print(f"in-process import and load: {time.perf_counter() - started:.2f} s")
     worker = provider.worker
     in_process(model, provider, message)
     through_worker(worker, message)
@@ -130,9 +133,9 @@ def probe_times(provider: LlamaLocalProvider) -> None:
         cached_s = time.perf_counter() - started
         worker.close()
     rate = f"{cold.tokens_per_s:.1f} tokens/s" if cold.tokens_per_s else "no tokens"
-    print(
-        f"probe: cold {cold_s:.2f} s (ok={cold.ok}, {rate}); cached {cached_s * 1000:.1f} ms (cached={cached.cached})"
-    )
+    start = f"{worker.load_seconds:.2f} s" if worker.load_seconds is not None else "?"
+    print(f"probe: cold {cold_s:.2f} s (ok={cold.ok}, {rate}; worker start and load {start}); ", end="")
+    print(f"cached {cached_s * 1000:.1f} ms (cached={cached.cached})")
 
 
 def main() -> None:

@@ -6,7 +6,8 @@ process loads the model once and answers requests over its standard streams, one
 per line (``local_client`` is the other end):
 
 - it first writes ``{"ready": {"pid", "load_seconds"}}`` (or ``{"error": ...}`` and exits 1);
-- a request ``{"id", "op", ...}`` gets zero or more ``{"id", "text"}`` pieces, then one
+- a request ``{"id", "op", ...}`` gets zero or more ``{"id", "text"}`` pieces (batched every
+  ``TEXT_BATCH_S``), then one
   ``{"id", "done": {...}}`` or ``{"id", "error": {"type", "message", "limit"}}``;
 - ``{"op": "cancel", "id"}`` stops that request at the next token or prompt chunk.
 
@@ -34,6 +35,8 @@ from typing import Any, BinaryIO
 from protoagent.errors import LimitExceeded, ProviderError
 
 PR_SET_PDEATHSIG = 1
+TEXT_BATCH_S = 0.02
+"""Text pieces of one request are sent together at most this often (and before its answer)."""
 MAX_OPEN_VARIANTS = 8
 """Line sources kept open at once; the oldest is dropped beyond this (a dropped one answers ``null``)."""
 
@@ -50,6 +53,28 @@ class Replies:
         with self._lock:
             self._stream.write(data)
             self._stream.flush()
+
+
+class TextBatch:
+    """A request's text pieces, sent at most every ``TEXT_BATCH_S``: one message per token would
+    wake the harness per token, which a busy machine pays for in decoding speed."""
+
+    def __init__(self, replies: Replies, rid: int) -> None:
+        self._replies = replies
+        self._rid = rid
+        self._pieces: list[str] = []
+        self._sent = time.monotonic()
+
+    def add(self, text: str) -> None:
+        self._pieces.append(text)
+        if time.monotonic() - self._sent >= TEXT_BATCH_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pieces:
+            self._replies.send({"id": self._rid, "text": "".join(self._pieces)})
+            self._pieces.clear()
+        self._sent = time.monotonic()
 
 
 class Worker:
@@ -72,14 +97,19 @@ class Worker:
         while True:
             message = requests.get()
             self.current = int(message.get("id", 0))
+            pieces = TextBatch(self.replies, self.current)
             try:
-                done = self.handle(message, lambda text: self.replies.send({"id": self.current, "text": text}))
+                done = self.handle(message, pieces.add)
+                pieces.flush()
                 self.replies.send({"id": self.current, "done": done})
             except LimitExceeded as error:
+                pieces.flush()
                 self._error("LimitExceeded", str(error), error.limit)
             except ProviderError as error:
+                pieces.flush()
                 self._error("ProviderError", str(error))
             except Exception as error:  # llama.cpp failures arrive as plain exceptions
+                pieces.flush()
                 self._error("ProviderError", f"local model failed: {error}")
             finally:
                 self.cancelled.discard(self.current)
