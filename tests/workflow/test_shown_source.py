@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.repair.test_call_resolution import RANGE_REPO
@@ -65,3 +66,18 @@ def test_a_span_that_reaches_the_end_of_its_file_carries_no_continuation(tmp_pat
     run = run_workflow(tmp_path, "explain other and fix it", turns, files=LONG_FILE)
     tester = _shown(run.requests("tester")[0])
     assert "--- report.py lines 30-36 of 36" in tester and "[shown up to line" not in tester
+
+
+def test_a_worker_packet_cut_by_its_source_budget_says_where_it_stops(tmp_path: Path) -> None:
+    big = "".join(f"VALUE_{i} = {i}  # a line of the module that fills the packet's budget\n" for i in range(200))
+    files = {"big.py": big, "test_big.py": "def test_x():\n    pass\n"}
+    turns = [
+        call("worker_packet", "architect", role="coder", objective="rename the values", paths=["big.py"]),
+        say("Prepared.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "rename the values", turns, files=files, surface="editing")
+    (packet,) = run.ended("worker_packet")
+    (source,) = json.loads(packet.payload["output"])["sources"]
+    shown = source["content"].count("\n")
+    assert source["content"].endswith("\n")  # whole lines only
+    assert source["more"] == f"shown up to line {shown}; lines {shown + 1}-200 are not shown"

@@ -32,7 +32,8 @@ class ExplorerTool(Tool[AssignmentArgs]):
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         runner = runner_of(ctx)
         found = await runner.run_member(runner.members[EXPLORER], str(prepared.state))
-        return ToolOutput(f"findings (read-only discovery; pointers to source, not evidence):\n{found}")
+        text = f"findings (read-only discovery; pointers to source, not evidence):\n{found}"
+        return ToolOutput(text, data={"advice": EXPLORER})
 
 
 EXPLORER_TOOLS = (ExplorerTool,)
