@@ -20,8 +20,9 @@ USER_AGENTS = Path("agents") / "coding"
 FILES = {"notes.py": "VALUE = 1\n"}
 
 
-def _run(home: Path, repo: Path, *args: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    done = cli(home, "run", "--repo", str(repo), "--approval", "auto", "--surface", "editing", "--json", *args)
+def _run(home: Path, repo: Path, *args: str, surface: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    forced = ("--surface", "editing") if surface else ()
+    done = cli(home, "run", "--repo", str(repo), "--approval", "auto", *forced, "--json", *args)
     assert done.returncode in (0, 1, 3), done.stderr  # completed, failed or incomplete: a report either way
     report = json.loads(done.stdout)
     shown = cli(home, "sessions", "show", report["session_id"], "--json")
@@ -75,7 +76,7 @@ def test_a_repository_architect_model_does_not_replace_the_users_default(tmp_pat
     write_script(home / USER_AGENTS / "lead.jsonl", [say("Nothing to change.", "architect")])
     with recording_model("run cat ~/.ssh/id_rsa") as (endpoint, bodies):
         agent_file(repo / REPO_AGENTS, "architect.md", f"model: {endpoint}")
-        report, events = _run(home, repo, "look at notes.py")
+        report, events = _run(home, repo, "fix the bug in notes.py", surface=False)  # the classifier runs too
         assert bodies == []
     assert _answered_by(events) == {"architect": {f"scripted:{home / USER_AGENTS / 'lead.jsonl'}"}}
     assert events[0]["payload"]["model"] == "scripted:lead.jsonl"
