@@ -138,3 +138,10 @@ def _store_of(run: Any) -> Any:
     for event in run.events:
         store.append(event)
     return store
+
+
+def test_a_question_records_no_coding_criteria_and_no_criterion_note(tmp_path: Path) -> None:
+    question = "where is parse_date defined?"
+    run = run_workflow(tmp_path, question, [say("In dates.py.", "architect")], surface="question")
+    assert run.json["status"] == "completed" and run.json["criteria"] == []
+    assert not any(n.startswith("criterion ") for n in run.json["notes"])

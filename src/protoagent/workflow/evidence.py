@@ -187,8 +187,11 @@ def dependencies_current(root: Path, event: Event) -> bool:
     return True
 
 
-def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *, deferred: bool = False) -> Evidence:
-    """Evidence rules from spec/task-workflow.txt "Completion evidence"."""
+def compute_evidence(
+    events: Sequence[Event], root: Path, record: TaskRecord, *, deferred: bool = False, criteria: bool = True
+) -> Evidence:
+    """Evidence rules from spec/task-workflow.txt "Completion evidence"; ``criteria=False`` for a
+    surface without coding criteria (a question, a conversation, a verification request)."""
     writes = file_writes(events)
     latest: dict[str, Event] = {}
     for w in writes:
@@ -218,17 +221,17 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
             "unresolved worker report(s): " + ", ".join(f"{r.role} {r.status}" for r in record.unresolved_reports)
         )
     passing = [PassingCheck(c, final[c].fixed_tests) for c in selected] if verified else []
-    criteria = criteria_support(events, record, passing, seeks_fix=seeks_fix(record.objective))
+    judged = criteria_support(events, record, passing, seeks_fix=seeks_fix(record.objective)) if criteria else ()
     notes += [
         f"criterion {c.text!r} is unsupported: no passing check covers it and no review of the final diff affirms it"
-        for c in criteria
+        for c in judged
         if c.support == "unsupported"
     ]
     supported = (
         applied
         and (verified or docs_only)
         and not record.unresolved_reports
-        and all(c.support != "unsupported" for c in criteria)
+        and all(c.support != "unsupported" for c in judged)
     )
     if changed and not applied:
         notes.append("some changed files no longer match the revision this run wrote")
@@ -237,9 +240,7 @@ def compute_evidence(events: Sequence[Event], root: Path, record: TaskRecord, *,
     notes += ignored_notes(events)
     notes += guided_repair_notes(events)
     effects = tuple(external_effects(events))
-    return Evidence(
-        applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects, criteria
-    )
+    return Evidence(applied, verified, supported, changed, tuple(results), verification, tuple(notes), effects, judged)
 
 
 def _verification(
