@@ -130,3 +130,13 @@ def test_trust_refuses_an_agent_that_is_not_a_repository_file(tmp_path: Path) ->
     assert refused.returncode == 2 and "only files under .protoagent/agents need trust" in refused.stderr
     assert refused.stderr.strip().count("\n") == 0
     assert not (home / "agent-trust.json").exists()
+
+
+def test_trust_into_an_unwritable_data_home_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    agent_file(repo / REPO_AGENTS, "coder.md", "model: openai:gpt-x")
+    home = tmp_path / "home-is-a-file"
+    home.write_text("", encoding="utf-8")
+    refused = cli(home, "agents", "trust", "coding/coder", "--repo", str(repo))
+    assert refused.returncode == 2 and "cannot record the trust" in refused.stderr
+    assert refused.stderr.strip().count("\n") == 0 and "Traceback" not in refused.stderr

@@ -24,6 +24,7 @@ from filelock import FileLock
 from protoagent.agents.definition import AgentDefinition
 from protoagent.agents.presets import READ_TOOLS
 from protoagent.agents.profiles import base_of
+from protoagent.errors import ConfigError
 from protoagent.events.types import Event
 
 TRUST_FILE = "agent-trust.json"
@@ -51,17 +52,21 @@ class AgentTrust:
         """Remember that the person trusts this field of this repository's agent as it is now."""
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            data = self._read()
-            entries = data.setdefault("trusted", {})
-            entries[self.key(repo, agent_id, field, value)] = {
-                "repository": str(repo.resolve()),
-                "agent": agent_id,
-                "field": field,
-                "value": value if isinstance(value, str) else list(value),
-            }
-            _write_atomic(self.path, data)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.path) + ".lock"):
+                data = self._read()
+                entries = data.setdefault("trusted", {})
+                entries[self.key(repo, agent_id, field, value)] = {
+                    "repository": str(repo.resolve()),
+                    "agent": agent_id,
+                    "field": field,
+                    "value": value if isinstance(value, str) else list(value),
+                }
+                _write_atomic(self.path, data)
+        except OSError as exc:
+            problem = exc.strerror or exc
+            raise ConfigError(f"{self.path}: cannot record the trust ({problem}); fix the data home") from None
 
     def _read(self) -> dict[str, Any]:
         if self.path is None or not self.path.is_file():
