@@ -20,7 +20,7 @@ from protoagent.skills.catalog import build_catalog, catalog_cap
 from protoagent.skills.discovery import discover_skills
 from protoagent.skills.resolver import resolve_skill
 from protoagent.skills.runtime import SkillRuntime
-from protoagent.skills.session_skills import activate_for_request
+from protoagent.skills.session_skills import activate_for_request, preload_assigned
 from protoagent.skills.tool import SkillInput, SkillTool
 from protoagent.testing import ScriptedModel
 from protoagent.tools.base import ToolContext
@@ -178,6 +178,11 @@ def test_R11_activated_skill_instructions_remain_exact_through_compaction(tmp_pa
     tiny = SkillRuntime(runtime.index, "coding", runtime.repos, 200, loaded={"lead": dict(runtime.loaded["lead"])})
     DurableSkillsHook(tiny, agents)(ModelRequest("sys", (Message("user", "x"),), agent_role="lead"), log.events)
     assert tiny.loaded_for("lead") == {}  # outside the durable budget: the marker clears so it can load exactly again
+    # A member's preloaded skill stays exact through compaction the same way, in its own requests only.
+    preload_assigned(log, runtime, "reviewer", ["pdf-forms"], "review the form")
+    member = pipeline.before_model(ModelRequest("sys", tuple(messages), agent_role="reviewer"), log.events)
+    assert [m for m in member.messages if m.name == "skill" and BODY.strip() in m.content]
+    assert runtime.loaded_for("reviewer") == runtime.loaded_for("lead")
 
 
 def test_R12_activation_lists_task_resource_paths_without_contents_and_hides_control_plane(tmp_path: Path) -> None:

@@ -104,17 +104,19 @@ class SkillCatalogHook:
 
 class DurableSkillsHook:
     """Brings back exact activation pairs that admission evicted, newest first, within the
-    durable-skill budget; older ones lose their loaded marker so they can be loaded again."""
+    durable-skill budget; older ones lose their loaded marker so they can be loaded again. Every
+    agent's own pairs are kept (the lead's and a member's preloaded skills alike); ``agents`` names
+    the lead the hooks were mounted for."""
 
     def __init__(self, runtime: SkillRuntime, agents: frozenset[str]) -> None:
         self.runtime = runtime
         self.agents = agents
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        if request.agent_role not in self.agents:
+        pairs = activation_pairs(events, request.agent_role)
+        if not pairs:
             return request
         present = {m.tool_call_id for m in request.messages if m.role == "tool"}
-        pairs = activation_pairs(events, request.agent_role)
         budget = self.runtime.durable_bytes - sum(p.size for p in pairs if p.call_id in present)
         restored: list[ActivationPair] = []
         dropped: list[str] = []
