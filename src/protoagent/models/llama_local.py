@@ -5,7 +5,8 @@ The harness never loads llama.cpp: ``local_client`` starts one worker process pe
 and context size (``local_worker``, which runs ``llama_engine``) and streams each reply's text
 back. A native crash there fails the request with one ``ProviderError`` line and the run ends
 with its report; the harness and its other sessions go on. Before the first use with a given
-build on a given CPU, ``local_probe`` runs a tiny generation there (``from_spec``).
+build on a given CPU, ``local_probe`` runs a tiny generation there (``prepare``, which a run
+awaits before its session is written).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from protoagent.models.json_actions import (
     wants_structured_output,
 )
 from protoagent.models.local_client import LocalWorker, worker_for
-from protoagent.models.local_probe import require_working
+from protoagent.models.local_probe import probe_enabled, require_working
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, Usage
 
@@ -60,6 +61,28 @@ class LlamaLocalProvider:
     def context_window(self) -> int | None:
         """The window the worker runs the model with."""
         return self.n_ctx
+
+    async def prepare(self) -> None:
+        """Before a session is written: probe the model on this build and CPU (``local_probe``)
+        and start its worker; ``ConfigError`` naming the cause and the fix when it cannot run
+        here. Waits off the event loop, so a stop signal ends it at once (the worker is killed).
+        With ``PROTOAGENT_LOCAL_PROBE=off`` nothing happens until the first request."""
+        if not probe_enabled():
+            return
+        stop = threading.Event()
+
+        def ready() -> None:
+            require_working(self.worker, stop)
+            try:
+                self.worker.request({"op": "count", "text": ""}, stop=stop)
+            except ProviderError as error:
+                if not stop.is_set():
+                    raise ConfigError(f"the embedded model cannot start: {error}") from None
+
+        try:
+            await asyncio.to_thread(ready)
+        finally:
+            stop.set()
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under the model's own tokenizer (context admission uses it)."""
@@ -150,8 +173,8 @@ def resolve_gguf(rest: str, config: ModelConfig) -> tuple[Path, str]:
 
 
 def from_spec(rest: str, config: ModelConfig) -> LlamaLocalProvider:
-    """``local`` (the embedded default), ``local:<alias>`` or ``local:<path to a .gguf>``; the
-    model must pass its test generation on this build and CPU (``local_probe``)."""
+    """``local`` (the embedded default), ``local:<alias>`` or ``local:<path to a .gguf>``. Nothing
+    starts yet: ``prepare`` probes the model and starts its worker."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise ConfigError("the local model needs llama-cpp-python; install protoagent[local]")
     path, name = resolve_gguf(rest, config)
@@ -159,6 +182,4 @@ def from_spec(rest: str, config: ModelConfig) -> LlamaLocalProvider:
     if n_ctx is None:
         trained = catalog.read_gguf_context_length(path)
         n_ctx = min(catalog.FALLBACK_CONTEXT_WINDOW, trained or catalog.FALLBACK_CONTEXT_WINDOW)
-    provider = LlamaLocalProvider(path, model=name, n_ctx=n_ctx, max_output_tokens=config.max_output_tokens)
-    require_working(provider.worker)
-    return provider
+    return LlamaLocalProvider(path, model=name, n_ctx=n_ctx, max_output_tokens=config.max_output_tokens)

@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import platform
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -117,7 +118,7 @@ def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
     return home / "probes"
 
 
-def run_probe(worker: LocalWorker) -> ProbeResult:
+def run_probe(worker: LocalWorker, stop: threading.Event | None = None) -> ProbeResult:
     """Start ``worker`` if needed and generate a few constrained tokens in it."""
     started = time.monotonic()
     message = {
@@ -128,7 +129,7 @@ def run_probe(worker: LocalWorker) -> ProbeResult:
         "close": False,
     }
     try:
-        done = worker.request(message)
+        done = worker.request(message, stop=stop)
     except (ProviderError, LimitExceeded) as error:
         return ProbeResult(False, time.monotonic() - started, None, str(error))
     tokens, seconds = int(done["usage"]["output_tokens"]), float(done["seconds"])
@@ -136,15 +137,18 @@ def run_probe(worker: LocalWorker) -> ProbeResult:
     return ProbeResult(True, time.monotonic() - started, rate, None)
 
 
-def probe(worker: LocalWorker, folder: Path | None = None) -> ProbeResult:
-    """The cached result for this build, CPU and model, else a fresh probe (then cached)."""
+def probe(worker: LocalWorker, folder: Path | None = None, stop: threading.Event | None = None) -> ProbeResult:
+    """The cached result for this build, CPU and model, else a fresh probe (then cached; a probe
+    that ``stop`` ended raises ``ProviderError`` and leaves no result)."""
     path = (folder or cache_folder()) / f"local-{probe_key(worker.path)}.json"
     try:
         data = json.loads(path.read_text())
         return ProbeResult(**{**data, "cached": True})
     except (OSError, ValueError, TypeError):
         pass
-    result = run_probe(worker)
+    result = run_probe(worker, stop)
+    if stop is not None and stop.is_set():
+        raise ProviderError("the probe of the local model was stopped", provider="local")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
@@ -155,12 +159,12 @@ def probe(worker: LocalWorker, folder: Path | None = None) -> ProbeResult:
     return result
 
 
-def require_working(worker: LocalWorker) -> None:
+def require_working(worker: LocalWorker, stop: threading.Event | None = None) -> None:
     """Raise ``ConfigError`` (one line) when the embedded model cannot run here; probe at most once."""
     if not probe_enabled():
         return
     folder = cache_folder()
-    result = probe(worker, folder)
+    result = probe(worker, folder, stop)
     if not result.ok:
         where = folder / f"local-{probe_key(worker.path)}.json"
         again = f" (cached for this build and CPU in {where}; delete it to probe again)" if result.cached else ""

@@ -49,7 +49,7 @@ from protoagent.workflow.guards import run_guard
 from protoagent.workflow.limits import limits_for
 from protoagent.workflow.packets import PACKET_TOOLS
 from protoagent.workflow.question import answer_question
-from protoagent.workflow.run_models import run_models
+from protoagent.workflow.run_models import prepare_models, run_models
 from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, check_inputs, run_sandbox
 from protoagent.workflow.task import TaskRecord, current_task
 from protoagent.workflow.task_tools import TASK_TOOLS
@@ -112,6 +112,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if objective.lstrip().startswith("!"):
         return await run_user_command(objective, team, extra, options)
     models = run_models(options, team)
+    await prepare_models(models)  # the embedded model's probe: before anything is written
     provider = models.lead
     earlier = options.store.load(options.resume) if options.resume is not None else []
     contract = (

@@ -53,6 +53,18 @@ def run_models(options: RunOptions, team: RunTeam) -> RunModels:
     return RunModels(spec, lead, members)
 
 
+async def prepare_models(models: RunModels) -> None:
+    """Let each distinct provider get ready before the session is written, through its optional
+    ``prepare`` method (the embedded model probes its build on this CPU and starts its worker;
+    ``ConfigError`` when it cannot run here)."""
+    seen: set[int] = set()
+    for provider in (models.lead, *models.members.values()):
+        prepare = getattr(provider, "prepare", None)
+        if id(provider) not in seen and callable(prepare):
+            seen.add(id(provider))
+            await prepare()
+
+
 def _config(base: ModelConfig, agent: EffectiveAgent | None) -> ModelConfig:
     if agent is None or agent.model_file is None:
         return base

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -21,6 +22,9 @@ def _detect(spec: str) -> dict[str, object] | None:
 
     try:
         provider = resolve_model(spec, ModelConfig())
+        prepare = getattr(provider, "prepare", None)
+        if callable(prepare):  # the embedded model's probe
+            asyncio.run(prepare())
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return None
