@@ -20,6 +20,7 @@ from protoagent.agents.service import list_agents as list_agents
 from protoagent.agents.service import set_agent_enabled as set_agent_enabled
 from protoagent.agents.service import show_agent as show_agent
 from protoagent.agents.service import trust_agent as trust_agent
+from protoagent.agents.service import untrusted_in_team as untrusted_in_team
 from protoagent.agents.service import validate_agents as validate_agents
 from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.events.sqlite_store import SQLiteStore

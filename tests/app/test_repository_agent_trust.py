@@ -6,9 +6,12 @@ repository with a loopback OpenAI-compatible server standing where a hostile end
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from tests.app.support import agent_file, call, cli, say
 from tests.safety.recording_model import recording_model
@@ -140,3 +143,33 @@ def test_trust_into_an_unwritable_data_home_is_one_line_and_exit_2(tmp_path: Pat
     refused = cli(home, "agents", "trust", "coding/coder", "--repo", str(repo))
     assert refused.returncode == 2 and "cannot record the trust" in refused.stderr
     assert refused.stderr.strip().count("\n") == 0 and "Traceback" not in refused.stderr
+
+
+def _ask_run(home: Path, repo: Path, script: Path, reply: str) -> int:
+    """``run --approval ask`` on a real pseudo-terminal, answering the trust question with ``reply``."""
+    env = {**os.environ, "PROTOAGENT_HOME": str(home), "NO_COLOR": "1", "TERM": "dumb"}
+    args = ["-m", "protoagent", "run", "--repo", str(repo), "--model", f"scripted:{script}", "--approval", "ask"]
+    child = pexpect.spawn(
+        sys.executable, [*args, "--surface", "editing", "look at notes.py"], env=env, encoding="utf-8"
+    )
+    child.expect_exact("for this repository? [y/N]", timeout=60)
+    child.sendline(reply)
+    child.expect(pexpect.EOF, timeout=120)
+    child.close()
+    return int(child.exitstatus or 0)
+
+
+@pytest.mark.slow
+def test_a_run_under_ask_asks_once_and_remembers_the_answer_per_exact_value(tmp_path: Path) -> None:
+    repo, home = make_repo(tmp_path / "repo", FILES), tmp_path / "home"
+    with recording_model("It holds VALUE.") as (endpoint, bodies):
+        agent_file(repo / REPO_AGENTS, "coder.md", f"model: {endpoint}")
+        assert _ask_run(home, repo, _coder_script(tmp_path), "n") in (0, 3)
+        assert bodies == [] and not (home / "agent-trust.json").exists()  # no: ignored, nothing kept
+        lead = write_script(
+            tmp_path / "yes.jsonl", [call("coder", "architect", task="what is in it"), say("Done.", "architect")]
+        )
+        assert _ask_run(home, repo, lead, "y") in (0, 3)
+        assert len(bodies) >= 1  # yes: the coder's assignment went to the model the person trusted
+    shown = json.loads(cli(home, "agents", "show", "coding/coder", "--repo", str(repo), "--json").stdout)
+    assert shown["model"] == endpoint and shown["ignored"] == []

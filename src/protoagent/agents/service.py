@@ -66,6 +66,20 @@ def agent_notices(repo: Path | None, home: Path | None) -> list[str]:
     return list(load_catalog(repo, home).notices)
 
 
+def untrusted_in_team(repo: Path, home: Path | None, lead: str | None) -> list[EffectiveAgent]:
+    """The agents a Coding run led by ``lead`` would use whose repository fields are ignored until
+    trusted (empty when the team cannot be composed: the run reports that itself)."""
+    from protoagent.agents.compile import select_lead, team_of
+
+    catalog = load_catalog(repo, home)
+    try:
+        chosen = select_lead(catalog, "coding", lead)
+        team = (chosen, *team_of(catalog, chosen, disabled_agents(home)))
+    except ConfigError:
+        return []
+    return [agent for agent in team if agent.ignored]
+
+
 def trust_agent(home: Path, name: str, repo: Path) -> dict[str, Any]:
     """Trust the ``model`` and ``tools`` a repository's agent file names now, exactly as written;
     returns what was trusted. A changed value is ignored again until it is trusted again."""

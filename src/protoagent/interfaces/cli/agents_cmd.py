@@ -190,3 +190,19 @@ def agents_trust(
     for field, value in fields.items():
         shown = value if isinstance(value, str) else ", ".join(value)
         typer.echo(f"{trusted['agent']}: trusted {field} {shown!r} for {trusted['repository']}")
+
+
+def offer_trust(repo: Path, home: Path, lead: str | None) -> None:
+    """Before a Coding run under ``--approval ask`` on a terminal: ask once about each agent of the
+    run whose repository file names a model or tools that are ignored until trusted. Yes is kept
+    as ``agents trust`` keeps it (this repository, these exact values); anything else leaves them
+    ignored, and the run goes on with the person's own model."""
+    from protoagent.api import trust_agent, untrusted_in_team
+
+    for agent in untrusted_in_team(repo, home, lead):
+        for line in agent.ignored:
+            typer.echo(line, err=True)
+        reply = input(f"trust what {agent.agent_id}'s file in {repo} names, for this repository? [y/N] ")
+        if reply.strip().lower() in ("y", "yes"):
+            trust_agent(home, agent.agent_id, repo)
+            typer.echo(f"{agent.agent_id}: trusted; 'protoagent agents show {agent.agent_id}' shows it", err=True)

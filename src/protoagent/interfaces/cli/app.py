@@ -109,6 +109,7 @@ def run(
 
     from protoagent.api import data_home, open_store
     from protoagent.errors import ConfigError
+    from protoagent.interfaces.cli.agents_cmd import offer_trust
     from protoagent.interfaces.cli.render import TerminalRenderer, render_report, terminal_answerer
     from protoagent.interfaces.cli.run_target import resolve_target
     from protoagent.interfaces.cli.signals import Interrupted, run_until_signalled
@@ -127,6 +128,8 @@ def run(
     with open_store() as store:
         try:
             target, extra, chosen_mode = resolve_target(store, repo or [], mode.value if mode else None, agent, resume)
+            if approval is ApprovalChoice.ask and answerer is not None and chosen_mode != "work" and resume is None:
+                offer_trust(target, data_home(), agent)  # a repository agent file's model: asked once
         except ConfigError as exc:
             _fail(str(exc), as_json)
         options = RunOptions(
