@@ -12,8 +12,10 @@ sockets or chmod: those probes are bwrap's), while the workspace stays readable 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import stat
+import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -187,3 +189,27 @@ def test_model_command_cannot_create_an_absent_protoagent_agent_file(machine: Ma
     print(f"T8 model-created .protoagent: exit {result.returncode}, exists {(machine.repo / agent).exists()}")
     assert result.returncode in (0, 1, 3), result.stderr
     assert not (machine.repo / ".protoagent" / "agents").exists()
+
+
+def test_an_absent_protoagent_in_a_read_only_checkout_does_not_stop_commands(tmp_path: Path) -> None:
+    """No mount point can be made in a read-only checkout, and none is needed there."""
+    if (reason := skip_reason("bwrap")) is not None:
+        pytest.skip(reason)
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root")
+    source = make_repo(tmp_path / "source", {"README.md": "read only\n"})
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    if subprocess.run(["mount", "--bind", "-o", "ro", str(source), str(checkout)], capture_output=True).returncode:
+        pytest.skip("cannot bind-mount here")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(checkout)], check=True, capture_output=True)
+        env = mode_env(tmp_path, "bwrap")
+        args = ["--repo", str(checkout), "--approval", "auto", "--sandbox", "required", "--json"]
+        result = cli(env, "run", *args, "!cat README.md")
+        summary = str(json.loads(result.stdout)["summary"])
+        print(f"T8 read-only checkout: {summary!r}")
+        assert "exit code: 0" in summary and "read only" in summary
+        assert not (source / ".protoagent").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(checkout)], check=False)

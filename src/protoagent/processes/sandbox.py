@@ -251,10 +251,13 @@ def _cover(paths: Sequence[Path], covered: list[Path]) -> list[str]:
 
 def _protect(paths: Sequence[Path], covered: list[Path]) -> list[str]:
     """bwrap arguments keeping ``paths`` read-only; an absent one becomes an empty read-only
-    tmpfs, so it cannot be created (a symlink is protected at its target, listed too)."""
+    tmpfs, so it cannot be created (a symlink is protected at its target, listed too). Where the
+    folder cannot be written anyway (a read-only checkout), no mount point can be made or is needed."""
     args: list[str] = []
     for path in paths:
         if not os.path.lexists(path):
+            if not os.access(path.parent, os.W_OK):
+                continue
             args += ["--tmpfs", str(path)]
             covered.append(path)
         elif not path.is_symlink():
