@@ -111,3 +111,26 @@ def test_a_second_run_on_a_running_session_is_refused_in_one_line_and_appends_no
     )
     assert again.returncode in (0, 3), again.stderr
     assert json.loads(again.stdout)["session_id"] == session
+
+
+def test_the_web_api_refuses_a_session_a_terminal_run_holds_with_409(tmp_path: Path) -> None:
+    from tests.web.support import running_server
+
+    home, marker = tmp_path / ".home", tmp_path / "started"
+    first = _slow_run(tmp_path, home, {}, marker)
+    try:
+        session = _running_session(home, {}, marker, first)
+        script = write_script(tmp_path / "web.jsonl", [final_turn("second", role="architect")])
+        with running_server(tmp_path, store_path=home / "sessions.sqlite") as server, server.client() as client:
+            body = {"text": "again", "model": f"scripted:{script}", "surface": "question"}
+            refused = client.post(f"/api/sessions/{session}/messages", json=body)
+        first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert refused.status_code == 409, refused.text
+    assert refused.json() == {
+        "error": f"session {session} is running (started by pid {first.pid}); wait for it or stop it"
+    }
+    assert "session.resumed" not in [e["type"] for e in _events(home, {}, session)]

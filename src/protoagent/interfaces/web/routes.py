@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
+from protoagent.events.session_lease import SessionRunning
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.interfaces.web.auth import AccessGuard, is_loopback
@@ -58,7 +59,7 @@ def _errors(app: FastAPI) -> None:
 
     @app.exception_handler(ProtoAgentError)
     async def refused(request: Request, exc: ProtoAgentError) -> JSONResponse:
-        statuses = {Conflict: 409, SessionLoadError: 404}
+        statuses = {Conflict: 409, SessionRunning: 409, SessionLoadError: 404}
         status = next((code for kind, code in statuses.items() if isinstance(exc, kind)), 400)
         return JSONResponse({"error": str(exc)}, status_code=status)
 
