@@ -64,8 +64,12 @@ DEFAULT_HIDDEN_IN_HOME = (
 )
 """Paths under the user's home a command never sees (credentials, keys, browser profiles)."""
 DEFAULT_HIDDEN_SYSTEM = ("/run/user",)
-SOCKET_FOLDERS = ("/run", "/var/run", "/tmp", "/var/tmp")
-"""Where host UNIX sockets live; with ``$XDG_RUNTIME_DIR`` and ``$SSH_AUTH_SOCK``'s folder."""
+SOCKET_FOLDERS = {"/run": 3, "/var/run": 3, "/tmp": 2, "/var/tmp": 2}
+"""Where host UNIX sockets live, and how many levels down they are looked for; with
+``$XDG_RUNTIME_DIR`` and ``$SSH_AUTH_SOCK``'s folder (``SOCKET_SCAN_DEPTH``). The temp folders are
+searched only two levels down (``/tmp/.X11-unix/X0``, ``/tmp/ssh-*/agent.*``): deeper sockets there
+are short-lived ones of programs' own temp folders, and one removed between the search and the
+command's start would make bubblewrap fail to cover it."""
 SOCKET_SCAN_DEPTH = 3
 SOCKET_SCAN_ENTRIES = 20_000
 """Entries looked at per command when searching for host sockets (past it the rest are not hidden)."""
@@ -143,16 +147,21 @@ def to_hide(hidden: Iterable[Path], kept: Sequence[Path]) -> tuple[list[Path], l
 
 
 def host_sockets(kept: Sequence[Path], environ: Mapping[str, str] | None = None) -> list[Path]:
-    """UNIX socket files in the usual host folders, outside ``kept`` paths, at most
-    ``SOCKET_SCAN_DEPTH`` levels down and ``SOCKET_SCAN_ENTRIES`` entries in all."""
+    """UNIX socket files in the usual host folders (``SOCKET_FOLDERS``), outside ``kept`` paths,
+    at most ``SOCKET_SCAN_ENTRIES`` entries looked at in all."""
     env = os.environ if environ is None else environ
-    folders = [*SOCKET_FOLDERS, env.get("XDG_RUNTIME_DIR", "")]
-    if env.get("SSH_AUTH_SOCK"):
-        folders.append(os.path.dirname(env["SSH_AUTH_SOCK"]))
+    folders = dict(SOCKET_FOLDERS)
+    for extra in (env.get("XDG_RUNTIME_DIR", ""), os.path.dirname(env.get("SSH_AUTH_SOCK", ""))):
+        if extra and os.path.isabs(extra):
+            folders[extra] = SOCKET_SCAN_DEPTH
     found: list[Path] = []
     budget = [SOCKET_SCAN_ENTRIES]
-    for folder in dict.fromkeys(os.path.realpath(f) for f in folders if f and os.path.isabs(f)):
-        _scan_sockets(Path(folder), SOCKET_SCAN_DEPTH, kept, found, budget)
+    scanned: set[str] = set()
+    for folder, depth in folders.items():
+        real = os.path.realpath(folder)
+        if real not in scanned:
+            scanned.add(real)
+            _scan_sockets(Path(real), depth, kept, found, budget)
     return list(dict.fromkeys(found))
 
 
