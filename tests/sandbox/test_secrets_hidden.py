@@ -213,3 +213,22 @@ def test_an_absent_protoagent_in_a_read_only_checkout_does_not_stop_commands(tmp
         assert not (source / ".protoagent").exists()
     finally:
         subprocess.run(["umount", "-l", str(checkout)], check=False)
+
+
+def test_landlock_without_git_keeps_top_level_files_creatable_but_not_protoagent(tmp_path: Path) -> None:
+    """Landlock cannot leave out an absent name, so the root keeps every right but making folders
+    and symlinks: new top-level files still work, ``.protoagent`` (a folder or a link) cannot appear."""
+    if (reason := skip_reason("landlock")) is not None:
+        pytest.skip(reason)
+    repo = make_repo(tmp_path / "work", {"notes/a.txt": "a\n"}, git=False)
+    line = (
+        "!echo made > top.txt; echo made > notes/b.txt; mkdir -p .protoagent/agents; "
+        "ln -s notes .protoagent; mkdir notes/sub && echo ok; ls"
+    )
+    env = mode_env(tmp_path, "landlock")
+    result = cli(env, "run", "--repo", str(repo), "--approval", "auto", "--sandbox", "required", "--json", line)
+    summary = str(json.loads(result.stdout)["summary"])
+    print(f"T8 landlock without git: {summary!r}")
+    assert (repo / "top.txt").read_text() == "made\n" and (repo / "notes" / "b.txt").exists()
+    assert (repo / "notes" / "sub").is_dir() and "ok" in summary
+    assert not os.path.lexists(repo / ".protoagent")
