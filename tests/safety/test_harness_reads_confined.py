@@ -137,3 +137,15 @@ def test_agent_files_and_folders_symlinked_outside_are_refused(tmp_path: Path) -
         out = listed.stdout + listed.stderr
         assert "Traceback" not in out and CANARY not in out, out
         assert "leads outside" in out and "spy" not in listed.stdout
+
+
+def test_localization_never_parses_a_source_file_linked_outside_or_a_fifo(tmp_path: Path) -> None:
+    from protoagent.repair.resolve import parse_module
+
+    (tmp_path / "secret.py").write_text(f"def leak():\n    return {CANARY!r}\n", encoding="utf-8")
+    repo = make_repo(tmp_path / "repo", {"real.py": "def ok():\n    return 1\n"}, git=False)
+    os.symlink("../secret.py", repo / "link.py")
+    os.mkfifo(repo / "pipe.py")
+    assert parse_module(repo, "real.py") is not None
+    assert parse_module(repo, "link.py") is None
+    assert parse_module(repo, "pipe.py") is None

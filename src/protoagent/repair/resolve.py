@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from protoagent.workspace.confined import read_confined
+
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_DEPTH = 5
 """Re-exports and base classes followed before giving up."""
@@ -54,7 +56,8 @@ class Module:
 def parse_module(root: Path, rel: str) -> Module | None:
     """The parsed file ``rel`` under ``root``, or ``None`` when it cannot be read or parsed."""
     try:
-        text = (root / rel).read_text(encoding="utf-8")
+        # Confined like read_file: a link out of the repository, or a FIFO, is not read.
+        text = read_confined(root, rel).decode("utf-8")
         tree = ast.parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return None
