@@ -103,3 +103,37 @@ def test_the_real_interpreter_and_a_real_fix_still_verify(tmp_path: Path) -> Non
     print(f"T9 control: verified={report['verified']} verification={report['verification']}")
     assert report["verified"] is True and report["verification"] == "verified"
     assert all("changed_runner_files" not in c for c in report["checks"])
+
+
+def script_project(tmp_path: Path) -> tuple[Path, str]:
+    """A project whose configured check is its own runner script."""
+    script = f"#!/bin/sh\nexec {sys.executable} -m unittest -q\n"
+    config = {"checks": [{"id": "unittest", "argv": ["./run_tests.sh"], "paths": ["dates.py", "test_dates.py"]}]}
+    files = {"dates.py": BUGGY, "test_dates.py": TESTS, "run_tests.sh": script}
+    repo = make_repo(tmp_path / "repo", {**files, ".protoagent/project.json": json.dumps(config)})
+    (repo / "run_tests.sh").chmod(0o755)
+    return repo, script
+
+
+def test_a_runner_script_a_command_rewrote_is_not_verification_evidence(tmp_path: Path) -> None:
+    repo, _ = script_project(tmp_path)
+    fake = FAKE.replace("'", "")
+    forge = ("execute_command", {"argv": ["/bin/sh", "-c", f"printf '%s' {shlex.quote(fake)} > run_tests.sh"]})
+    architect = batch("architect", forge, ("coder", {"task": "fix parse_date"}), ("run_check", VERIFY))
+    report = run(tmp_path, repo, [architect, coder_edit(BUGGY_LINE.replace("int(day)", "int( day)"))])
+    print(f"T9 rewritten runner script: verification={report['verification']} {report['notes']}")
+    assert report["verified"] is False and report["verification"] == "untrusted"
+    assert any("run_tests.sh" in n and "not verification evidence" in n for n in report["notes"])
+
+
+def test_a_runner_script_the_coder_edited_is_a_reviewed_change_and_still_verifies(tmp_path: Path) -> None:
+    repo, script = script_project(tmp_path)
+    edit_script = {"path": "run_tests.sh", "old": "unittest -q", "new": "unittest", "expected_revision": sha(script)}
+    fix = {"path": "dates.py", "old": BUGGY_LINE, "new": FIXED_LINE, "expected_revision": sha(BUGGY)}
+    done = {"status": "done", "summary": "fixed dates.py, unittest now verbose"}
+    coder = batch("coder", ("edit_file", fix), ("edit_file", edit_script), ("report_task", done))
+    architect = batch("architect", ("coder", {"task": "fix parse_date"}), ("run_check", VERIFY))
+    report = run(tmp_path, repo, [architect, coder])
+    print(f"T9 edited runner script: verification={report['verification']} {report['notes']}")
+    assert "-m unittest\n" in (repo / "run_tests.sh").read_text()
+    assert report["verified"] is True and report["verification"] == "verified"

@@ -12,7 +12,8 @@ Session services read: ``checks`` (the ``CheckPlan``), ``python`` (the selected 
 Around each run the workspace's tracked files are captured too (``checks.tracked``), so a check
 that rewrites one (a build regenerating README.md) is reported by its receipt. Before each run the
 check's runner files are compared with the revisions the session first saw (the ``check_runners``
-service, else this tool's own record): a changed runner is named by ``changed_runner_files``.
+service, else this tool's own record): a changed runner is named by ``changed_runner_files``,
+unless the run changed that file through its own reviewed file edits.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.checks.outcomes import Verdict, classify
-from protoagent.checks.receipts import ChangedFiles, CheckReceipt, dependency_revisions, root_test_files
+from protoagent.checks.receipts import (
+    ChangedFiles,
+    CheckReceipt,
+    dependency_revisions,
+    root_test_files,
+    workspace_relative,
+)
 from protoagent.checks.tracked import RunnerRevisions, capture_tracked
 from protoagent.checks.types import CheckPlan, CheckSpec
 from protoagent.errors import ConfigError, ToolRejected
@@ -108,7 +115,7 @@ class RunCheck(Tool[RunCheckInput]):
         tracked = await asyncio.to_thread(capture_tracked, ctx.root)
         runners = ctx.services.get("check_runners")
         runners = runners if isinstance(runners, RunnerRevisions) else self._runners
-        changed_runner = await asyncio.to_thread(runners.changed, call.command.executable)
+        changed_runner = _not_edited(ctx, await asyncio.to_thread(runners.changed, call.command.executable))
         try:
             process = registry.start(call.command, artifacts_dir=artifacts_dir, label=call.check.id, listed=False)
         except OSError as error:
@@ -235,6 +242,18 @@ def _finished(
     note = "; ".join(filter(None, (verdict.note, runner_note)))
     output = receipt.to_output(observation.text, note)
     return replace(output, data={**output.data, "changed_runner_files": list(changed_runner)})
+
+
+def _not_edited(ctx: ToolContext, changed: tuple[str, ...]) -> tuple[str, ...]:
+    """``changed`` less the files this run changed through its file edits: a runner script the
+    task edited is a reviewed change, not a replaced runner (a command overwriting the edit
+    leaves the edit's revision stale, which the evidence reports)."""
+    service = changed_files(ctx)
+    if not changed or service is None:
+        return changed
+    relative = (workspace_relative(ctx.root, path) for path in service())
+    edited = {os.path.normpath(ctx.root / rel) for rel in relative if rel is not None}
+    return tuple(path for path in changed if path not in edited)
 
 
 def _shown_path(root: Path, path: str) -> str:
