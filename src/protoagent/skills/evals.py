@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.skills.model import Diagnostic
+from protoagent.workspace.confined import read_confined
 
 EVALS_FILE = "evals/activation.json"
 MAX_IMBALANCE = 1
@@ -30,8 +31,8 @@ def load_evals(directory: Path) -> tuple[list[EvalCase], list[Diagnostic]]:
     if not path.is_file():
         return [], []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_confined(directory, EVALS_FILE, limit=1 << 20).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return [], [Diagnostic(str(path), f"evals are not valid JSON ({exc.__class__.__name__})", "error")]
     raw_cases = data.get("cases") if isinstance(data, dict) else None
     if not isinstance(raw_cases, list) or not raw_cases:
