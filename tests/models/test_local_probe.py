@@ -95,3 +95,36 @@ def test_a_cancelled_generation_ends_within_the_grace_and_the_same_worker_keeps_
     finally:
         worker.close()
     assert worker.pid is None
+
+
+@needs_model
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_a_worker_killed_between_requests_is_replaced_and_one_killed_during_a_request_fails_it() -> None:
+    import signal
+
+    from protoagent.errors import ProviderError
+
+    worker = LocalWorker(catalog.embedded_gguf_path(catalog.default_embedded()), 2048)
+    try:
+        assert worker.request({"op": "count", "text": "hello"})["tokens"] > 0
+        first = worker.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        time.sleep(0.2)
+        assert worker.request({"op": "count", "text": "hello"})["tokens"] > 0  # a fresh worker
+        second = worker.pid
+        assert second is not None and second != first
+
+        def kill_on_first_piece(_: str) -> None:
+            os.kill(second, signal.SIGKILL)
+
+        schema = '{"type": "array", "items": {"type": "integer"}, "minItems": 100, "maxItems": 100}'
+        chat = [{"role": "user", "content": "Count from 1 to 100 as a JSON array."}]
+        message = {"op": "generate", "chat": chat, "schema": schema, "limit": 800}
+        with pytest.raises(ProviderError, match="SIGKILL") as failed:
+            worker.request(message, on_text=kill_on_first_piece)
+        assert "\n" not in str(failed.value)
+        assert worker.pid is None
+    finally:
+        worker.close()

@@ -172,8 +172,10 @@ class LocalWorker:
     def _running(self, stop: threading.Event | None) -> Channel:
         """The live worker's channel, starting a worker (and waiting until it loaded) if none runs."""
         channel = self._channel
-        if channel is not None and channel.process.poll() is None:
-            return channel
+        if channel is not None:
+            if channel.process.poll() is None:
+                return channel
+            self._kill(channel)  # it ended between requests: reap it and start afresh
         stderr = tempfile.TemporaryFile()
         argv = [
             sys.executable,
