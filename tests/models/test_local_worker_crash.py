@@ -216,3 +216,27 @@ def wait_for_end(client: httpx.Client, session_id: str) -> dict[str, object]:
             return event
         time.sleep(0.2)
     raise AssertionError("the run never ended")
+
+
+@pytest.mark.parametrize("probe", [True, False], ids=["probe-on", "probe-off"])
+def test_chat_outlives_a_crashing_embedded_model_and_takes_the_next_message(tmp_path: Path, probe: bool) -> None:
+    import pexpect
+
+    repo = make_repo(tmp_path / "repo", {"dates.py": "def parse_date(text):\n    return text\n"})
+    env = {**environment(tmp_path, crash="import", probe=probe), "NO_COLOR": "1", "TERM": "dumb"}
+    args = ["-m", "protoagent", "chat", "--repo", str(repo), "--model", "local", "--approval", "auto"]
+    child = pexpect.spawn(sys.executable, args, env=env, encoding="utf-8", timeout=120, dimensions=(50, 200))
+    try:
+        child.expect_exact("you› ")
+        for _ in range(2):
+            child.sendline("where is parse_date defined?")
+            child.expect_exact("SIGILL")
+            child.expect_exact("you› ")
+        assert child.isalive()
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0 and child.signalstatus is None
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
