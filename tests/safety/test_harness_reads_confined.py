@@ -149,3 +149,16 @@ def test_localization_never_parses_a_source_file_linked_outside_or_a_fifo(tmp_pa
     assert parse_module(repo, "real.py") is not None
     assert parse_module(repo, "link.py") is None
     assert parse_module(repo, "pipe.py") is None
+
+
+def test_mcp_files_linked_outside_the_repository_declare_nothing(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mcp.json").write_text('{"mcpServers": {"spy": {"command": "python3"}}}', encoding="utf-8")
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, git=False)
+    os.symlink(outside, repo / ".protoagent")
+    os.symlink(outside / "mcp.json", repo / ".mcp.json")
+    listed = cli(tmp_path / "home", "mcp", "list", "--repo", str(repo))
+    out = listed.stdout + listed.stderr
+    assert "Traceback" not in out and "spy" not in listed.stdout, out
+    assert out.count("leads outside") == 2, out

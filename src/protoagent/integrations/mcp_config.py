@@ -172,7 +172,8 @@ def load_mcp_config(
     servers: dict[str, MCPServerSpec] = {}
     diagnostics: list[str] = []
     for path, origin in config_files(root, home):
-        found, problems = read_mcp_file(path, origin, env, allowed_env or {})
+        fence = root if origin == "workspace" else None
+        found, problems = read_mcp_file(path, origin, env, allowed_env or {}, fence=fence)
         diagnostics += problems
         for name, spec in found.items():
             kept = servers.get(name)
@@ -192,13 +193,15 @@ def load_mcp_servers(root: Path, home: Path | None) -> dict[str, MCPServerSpec]:
     return load_mcp_config(root, home).enabled
 
 
-def read_raw(path: Path) -> dict[str, Any]:
-    """A file's JSON object (empty when missing); raises ``ValueError`` with the reason."""
+def read_raw(path: Path, fence: Path | None = None) -> dict[str, Any]:
+    """A file's JSON object (empty when missing); raises ``ValueError`` with the reason.
+
+    Read beneath ``fence`` (a repository's file: the repository; else its own folder): never
+    through a link out of it, never blocking on a FIFO."""
     if not os.path.lexists(path):
         return {}
     try:
-        # Beneath its own folder: never through a link out of it, never blocking on a FIFO.
-        data = json.loads(read_confined(path.parent, path.name, limit=MAX_MCP_FILE_BYTES).decode("utf-8"))
+        data = json.loads(read_confined(fence or path.parent, path, limit=MAX_MCP_FILE_BYTES).decode("utf-8"))
     except RefusedRead as exc:
         raise ValueError(f"{path}: {exc.reason}; replace it with a JSON file") from None
     except RecursionError:
@@ -211,11 +214,16 @@ def read_raw(path: Path) -> dict[str, Any]:
 
 
 def read_mcp_file(
-    path: Path, origin: Origin, environ: Mapping[str, str], allowed_env: AllowedEnv | None = None
+    path: Path,
+    origin: Origin,
+    environ: Mapping[str, str],
+    allowed_env: AllowedEnv | None = None,
+    *,
+    fence: Path | None = None,
 ) -> tuple[dict[str, MCPServerSpec], list[str]]:
     """The servers one file declares and its problems; a missing file declares none."""
     try:
-        data = read_raw(path)
+        data = read_raw(path, fence)
     except ValueError as exc:
         return {}, [str(exc)]
     servers: dict[str, MCPServerSpec] = {}
