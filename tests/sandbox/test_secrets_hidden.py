@@ -232,3 +232,29 @@ def test_landlock_without_git_keeps_top_level_files_creatable_but_not_protoagent
     assert (repo / "top.txt").read_text() == "made\n" and (repo / "notes" / "b.txt").exists()
     assert (repo / "notes" / "sub").is_dir() and "ok" in summary
     assert not os.path.lexists(repo / ".protoagent")
+
+
+def test_the_runs_own_data_home_is_hidden_when_it_is_not_the_environments(tmp_path: Path) -> None:
+    """A library caller (``protoagent batch``) names the data home in ``RunOptions``."""
+    if (reason := skip_reason("bwrap")) is not None:
+        pytest.skip(reason)
+    import asyncio
+
+    from protoagent.events import MemoryStore
+    from protoagent.workflow.run import RunOptions, run_task
+
+    data = tmp_path / "batch-home"
+    secret = plant(data / "artifacts" / "s_other" / "processes" / "p_1.log")
+    repo = make_repo(tmp_path / "repo", {"README.md": "probe\n"})
+    options = RunOptions(
+        repo=repo,
+        model="scripted:inline",
+        store=MemoryStore(),
+        approval="auto",
+        sandbox="required",
+        data_home=data,
+        artifacts_root=data / "artifacts",
+    )
+    report = asyncio.run(run_task(f"!cat {secret}; echo status $?", options))
+    print(f"T7 run's own data home: {report.summary!r}")
+    assert SECRET not in report.summary and "status 1" in report.summary

@@ -155,16 +155,22 @@ Sandbox = BwrapSandbox | LandlockSandbox | Unconfined
 
 
 def select_sandbox(
-    mode: str, *, network: bool = False, writable: Sequence[Path] = (), hidden: Sequence[Path] | None = None
+    mode: str,
+    *,
+    network: bool = False,
+    writable: Sequence[Path] = (),
+    hidden: Sequence[Path] | None = None,
+    data_home: Path | None = None,
 ) -> Sandbox:
     """The profile for ``mode``; ``required`` without a working backend raises ``ConfigError``.
-    ``hidden`` defaults to the deny list in force (``sandbox_paths.configured_hiding``)."""
+    ``hidden`` defaults to the deny list in force for ``data_home`` (default: the environment's;
+    see ``sandbox_paths.configured_hiding``)."""
     if mode not in SANDBOX_MODES:
         raise ConfigError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
     granted = tuple(_granted_path(path) for path in writable)
     if mode == "off":
         return Unconfined(False, "--sandbox off: commands run unconfined")
-    secret, readable = configured_hiding() if hidden is None else (tuple(map(_resolved, hidden)), ())
+    secret, readable = configured_hiding(data_home) if hidden is None else (tuple(map(_resolved, hidden)), ())
     bwrap = bwrap_executable()
     if bwrap is not None:
         return BwrapSandbox(bwrap, network, granted, secret, readable)

@@ -112,7 +112,9 @@ class RunOptions:
 def run_sandbox(options: RunOptions) -> Sandbox:
     """The sandbox profile every command of the run goes through (``ConfigError`` if required
     and missing)."""
-    return select_sandbox(options.sandbox, network=options.network, writable=options.writable)
+    return select_sandbox(
+        options.sandbox, network=options.network, writable=options.writable, data_home=options.data_home
+    )
 
 
 def check_inputs(objective: str, options: RunOptions) -> tuple[Path, ...]:
