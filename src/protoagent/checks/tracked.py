@@ -23,6 +23,7 @@ from protoagent.checks.receipts import file_digest
 from protoagent.checks.types import CheckPlan
 from protoagent.errors import ToolRejected
 from protoagent.processes.command import CommandSite, resolve_executable
+from protoagent.workspace.confined import read_regular
 from protoagent.workspace.ignore import IgnoreRule, is_ignored, read_ignore_rules
 
 MAX_CAPTURED_FILES = 5000
@@ -214,8 +215,7 @@ def _digest_revision(path: str) -> str:
 def _shebang_interpreter(path: str) -> str | None:
     """The absolute interpreter a ``#!`` script names (``/usr/bin/env`` names are not followed)."""
     try:
-        with open(path, "rb") as handle:
-            first = handle.readline(256)
+        first = read_regular(path, 256).split(b"\n", 1)[0]  # a FIFO in its place is not waited on
     except OSError:
         return None
     if not first.startswith(b"#!"):

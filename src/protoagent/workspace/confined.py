@@ -74,6 +74,20 @@ def digest_regular(path: Path | str) -> str | None:
         os.close(fd)
 
 
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``path`` when it is a regular file; opening never blocks.
+
+    Not confined (for files the harness resolved itself, such as a check's executable); a FIFO,
+    socket or device raises :class:`RefusedRead` instead of waiting for a writer.
+    """
+    fd = os.open(path, READ_FLAGS)
+    try:
+        _require_regular(fd, str(path))
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def confined_relpath(fence: Path | str, path: Path | str) -> str:
     """``path`` relative to ``fence``; an absolute path must lie (lexically) inside it."""
     text = os.fspath(path)
