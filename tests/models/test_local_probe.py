@@ -57,6 +57,8 @@ def test_a_crash_message_names_the_signal_the_cause_and_the_fix() -> None:
     assert "SIGILL" in line and "does not allow" in line and "PROTOAGENT_LLAMA_BUILD=portable" in line
     assert "\n" not in line
     assert "status 1: cannot load" in crash_message(1, "cannot load")
+    killed = crash_message(-9)
+    assert "SIGKILL" in killed and "fresh one" in killed and "scripts/bootstrap" not in killed
 
 
 needs_model = pytest.mark.skipif(

@@ -44,6 +44,7 @@ CAUSES = {
     signal.SIGFPE: "llama.cpp crashed on an arithmetic fault",
     signal.SIGABRT: "llama.cpp aborted",
     signal.SIGKILL: "it was killed (out of memory, or by another process)",
+    signal.SIGTERM: "another process ended it",
 }
 # PR_SET_PDEATHSIG fires when the *thread* that started a process ends, so workers are started
 # from one thread that lives as long as the process.
@@ -55,7 +56,8 @@ def crash_message(returncode: int, detail: str = "") -> str:
     if returncode < 0:
         signum = signal.Signals(-returncode)
         cause = CAUSES.get(signum, "a native crash in llama.cpp")
-        return f"the local model process died of {signum.name} ({signal.strsignal(signum)}): {cause}; {FIX}"
+        fix = "the next request starts a fresh one" if signum in (signal.SIGKILL, signal.SIGTERM) else FIX
+        return f"the local model process died of {signum.name} ({signal.strsignal(signum)}): {cause}; {fix}"
     said = f": {detail}" if detail else ""
     return f"the local model process exited with status {returncode}{said}; {FIX}"
 
@@ -185,7 +187,11 @@ class LocalWorker:
             str(self.n_ctx),
             str(os.getpid()),
         ]
-        process = _SPAWNER.submit(_start, argv, stderr).result()
+        try:
+            process = _SPAWNER.submit(_start, argv, stderr).result()
+        except (OSError, RuntimeError) as error:  # no interpreter to run, or the process is exiting
+            stderr.close()
+            raise ProviderError(f"cannot start the local model process: {error}", provider=PROVIDER) from None
         spare(process.pid)
         channel = self._channel = Channel(process, stderr)
         started = time.monotonic()
