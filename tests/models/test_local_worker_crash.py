@@ -240,3 +240,32 @@ def test_chat_outlives_a_crashing_embedded_model_and_takes_the_next_message(tmp_
     finally:
         if child.isalive():
             child.terminate(force=True)
+
+
+def test_acp_outlives_a_crashing_embedded_model_and_answers_the_next_prompt(tmp_path: Path) -> None:
+    import asyncio
+
+    from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+    from tests.acp_server.support import RecordingClient
+
+    repo = make_repo(tmp_path / "repo", {"dates.py": "def parse_date(text):\n    return text\n"})
+    env = environment(tmp_path, crash="import")
+    client = RecordingClient()
+
+    async def scenario() -> list[str]:
+        errors: list[str] = []
+        args = ("-m", "protoagent", "acp", "--model", "local")
+        async with spawn_agent_process(client, sys.executable, *args, env=env) as (conn, process):
+            await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+            session = await conn.new_session(cwd=str(repo))
+            for _ in range(2):
+                try:
+                    prompt = conn.prompt(session_id=session.session_id, prompt=[text_block("where is parse_date?")])
+                    await asyncio.wait_for(prompt, 120)
+                except Exception as exc:  # the client raises the agent's JSON-RPC error
+                    errors.append(str(getattr(exc, "data", exc)))
+                assert process.returncode is None, "acp went down with the model"
+        return errors
+
+    errors = asyncio.run(scenario())
+    assert len(errors) == 2 and all("SIGILL" in e and "Traceback" not in e for e in errors), errors
