@@ -258,3 +258,13 @@ def test_the_runs_own_data_home_is_hidden_when_it_is_not_the_environments(tmp_pa
     report = asyncio.run(run_task(f"!cat {secret}; echo status $?", options))
     print(f"T7 run's own data home: {report.summary!r}")
     assert SECRET not in report.summary and "status 1" in report.summary
+
+
+@pytest.mark.parametrize("machine", ["bwrap", "landlock"], indirect=True)
+def test_a_session_store_named_by_protoagent_store_is_hidden_too(machine: Machine, tmp_path: Path) -> None:
+    store = tmp_path / "stores" / "sessions.sqlite"
+    store.parent.mkdir()
+    machine.env["PROTOAGENT_STORE"] = str(store)
+    probe = run_probe(machine, {"read": {"store": str(store)}})
+    print(f"T7 {machine.mode} PROTOAGENT_STORE: {probe}")
+    assert store.exists() and probe["store"].startswith("refused")

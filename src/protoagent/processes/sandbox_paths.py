@@ -3,9 +3,9 @@ ProtoAgent's data home), host UNIX socket files, and the workspace's protected e
 
 Hidden by default: the credential folders and files listed in ``DEFAULT_HIDDEN_IN_HOME`` (under
 the user's real home), browser profiles, ``/run/user`` (per-user runtime folders: D-Bus, keyring
-and agent sockets) and the data home (``$PROTOAGENT_HOME`` or ``~/.protoagent``: the session
-store and every session's artifacts). The user's own ``settings.json`` in the data home changes
-that list, never a repository file::
+and agent sockets), the data home (``$PROTOAGENT_HOME`` or ``~/.protoagent``: the session
+store and every session's artifacts) and a SQLite store named by ``$PROTOAGENT_STORE``. The
+user's own ``settings.json`` in the data home changes that list, never a repository file::
 
     {"sandbox": {"hidden": ["~/work/other-repo/.env"], "readable": ["~/.docker"]}}
 
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.errors import ConfigError
+from protoagent.events.stores import STORE_ENV, is_postgres_url
 
 HOME_ENV = "PROTOAGENT_HOME"
 SETTINGS_FILE = "settings.json"
@@ -93,9 +94,15 @@ def data_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(override).expanduser() if override else Path.home() / ".protoagent"
 
 
-def default_hidden(home: Path, data: Path) -> tuple[Path, ...]:
-    """The built-in deny list for a user whose real home is ``home`` and data home ``data``."""
-    return (*(home / rel for rel in DEFAULT_HIDDEN_IN_HOME), *map(Path, DEFAULT_HIDDEN_SYSTEM), data)
+def default_hidden(home: Path, data: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The built-in deny list for a user whose real home is ``home`` and data home ``data``; a
+    SQLite session store named by ``$PROTOAGENT_STORE`` outside the data home is hidden too."""
+    store = (os.environ if environ is None else environ).get(STORE_ENV, "")
+    files = []
+    if store and not is_postgres_url(store):
+        base = Path(store).expanduser()
+        files = [base, base.with_name(f"{base.name}-wal"), base.with_name(f"{base.name}-shm")]
+    return (*(home / rel for rel in DEFAULT_HIDDEN_IN_HOME), *map(Path, DEFAULT_HIDDEN_SYSTEM), data, *files)
 
 
 def configured_hiding(data: Path | None = None) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
