@@ -11,7 +11,8 @@ Method
    so the other side's llama.cpp threads have stopped spinning. Both sides run the same prompt
    on a warm KV cache, so the prompt is not re-evaluated and the figure is decoding. Reported:
    median decode tokens/s of each, their ratio (worker / in-process), and the median extra
-   wall time per generated token.
+   wall time per generated token; and, measured apart from decoding's noise, the wall time of a
+   request here minus the worker's own timing of the same generation, per token.
 2. Cancellation: a long greedy generation through the worker, cancelled when its first text
    piece arrives; the seconds from the cancel to the request's return, and whether the same
    worker process still serves (it should: only a worker that ignores the cancel is killed).
@@ -68,12 +69,18 @@ def in_process(
     return time.perf_counter() - started, int(done["usage"]["output_tokens"])
 
 
+PIPE: list[float] = []
+"""Per generation through the worker: wall seconds here minus the worker's own generation time."""
+
+
 def through_worker(worker: LocalWorker, message: dict[str, object]) -> tuple[float, int]:
     """Wall seconds and output tokens of one generation through the worker process."""
     pieces: list[str] = []
     started = time.perf_counter()
     done = worker.request(message, on_text=pieces.append)
-    return time.perf_counter() - started, int(done["usage"]["output_tokens"])
+    wall = time.perf_counter() - started
+    PIPE.append(wall - float(done["seconds"]))
+    return wall, int(done["usage"]["output_tokens"])
 
 
 def decode_speed(provider: LlamaLocalProvider, rounds: int, tokens: int) -> None:
@@ -98,6 +105,8 @@ def decode_speed(provider: LlamaLocalProvider, rounds: int, tokens: int) -> None
     print(f"  in-process     {local_rate:8.1f} tokens/s")
     print(f"  worker process {remote_rate:8.1f} tokens/s")
     print(f"  ratio worker/in-process {remote_rate / local_rate:.3f}; extra per token {extra * 1e6:+.0f} us")
+    pipe = statistics.median(PIPE[-rounds:]) / max(remote[0][1], 1)
+    print(f"  outside the worker's own decoding (request, pipe, rendering): {pipe * 1e6:.0f} us per token")
 
 
 def cancellation(provider: LlamaLocalProvider) -> None:

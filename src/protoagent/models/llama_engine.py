@@ -177,8 +177,9 @@ class GenerateJob:
 def generate(
     model: LoadedModel, n_ctx: int, job: GenerateJob, emit: Callable[[str], None], cancelled: Callable[[], bool]
 ) -> dict[str, Any]:
-    """Generate one reply, text pieces to ``emit``; its usage, the seconds it took and the prompt
-    tokens llama.cpp evaluated for it (``evaluated``: the rest came from the KV cache)."""
+    """Generate one reply, text pieces to ``emit``; its usage, the seconds it took (``seconds``;
+    ``decode_seconds`` from its first text on) and the prompt tokens llama.cpp evaluated for it
+    (``evaluated``: the rest came from the KV cache)."""
     with model.lock:
         llama = model.llama
         prompt = render_prompt(model, job.chat)
@@ -191,15 +192,24 @@ def generate(
         cached = cached_prefix(llama, prompt.tokens)
         evaluated_before = prompt_evaluations(llama)
         started = time.monotonic()
+        first: list[float] = []
+
+        def timed(text: str) -> None:
+            if not first:
+                first.append(time.monotonic())
+            emit(text)
+
         if job.temperature == 0.0:
-            reply, cached = _greedy(model, job, prompt, max_tokens, cached, emit, cancelled)
+            reply, cached = _greedy(model, job, prompt, max_tokens, cached, timed, cancelled)
         else:
-            reply = _sample(model, job, prompt, max_tokens, emit, cancelled)
-        seconds = time.monotonic() - started
+            reply = _sample(model, job, prompt, max_tokens, timed, cancelled)
+        ended = time.monotonic()
         output = llama.tokenize(reply.encode("utf-8"), add_bos=False, special=True)
         evaluated = prompt_evaluations(llama) - evaluated_before
     usage = {"input_tokens": len(prompt.tokens), "output_tokens": len(output), "cached_input_tokens": cached}
-    return {"usage": usage, "seconds": seconds, "evaluated": evaluated}
+    # From the first text to the end: decoding alone, without the prompt's evaluation.
+    decode_seconds = ended - first[0] if first else 0.0
+    return {"usage": usage, "seconds": ended - started, "decode_seconds": decode_seconds, "evaluated": evaluated}
 
 
 def prompt_evaluations(llama: Any) -> int:

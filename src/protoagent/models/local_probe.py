@@ -31,7 +31,7 @@ from protoagent.models.local_client import LocalWorker
 
 PROBE_ENV = "PROTOAGENT_LOCAL_PROBE"
 HOME_ENV = "PROTOAGENT_HOME"
-PROBE_TOKENS = 8
+PROBE_TOKENS = 12
 PROBE_SCHEMA = json.dumps(
     {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
 )
@@ -48,6 +48,7 @@ class ProbeResult:
     seconds: float
     """From starting the worker to the end of the generation (load included)."""
     tokens_per_s: float | None
+    """Decoding speed after the first generated token (the first waits for the prompt)."""
     error: str | None
     cached: bool = False
     """Read from the cache instead of run now."""
@@ -132,8 +133,9 @@ def run_probe(worker: LocalWorker, stop: threading.Event | None = None) -> Probe
         done = worker.request(message, stop=stop)
     except (ProviderError, LimitExceeded) as error:
         return ProbeResult(False, time.monotonic() - started, None, str(error))
-    tokens, seconds = int(done["usage"]["output_tokens"]), float(done["seconds"])
-    rate = tokens / seconds if seconds > 0 and tokens else None
+    # Decoding speed after the first token (the first includes the prompt's evaluation).
+    tokens, seconds = int(done["usage"]["output_tokens"]) - 1, float(done["decode_seconds"])
+    rate = tokens / seconds if seconds > 0 and tokens > 0 else None
     return ProbeResult(True, time.monotonic() - started, rate, None)
 
 
