@@ -94,6 +94,9 @@ class TaskRecord:
         if self.criteria:
             # A JSON list: a criterion with ";" or "," in it stays one criterion.
             lines.append("criteria: " + json.dumps(list(self.criteria)))
+        elif checks:
+            # The evidence report judges the objective as the one criterion (workflow.criteria).
+            lines.append("criteria: none recorded; the objective stands as criterion 1")
         lines.append("allowed_paths: " + (", ".join(self.allowed_paths) or "(whole workspace)"))
         if checks:
             lines.append("available_check_ids: " + json.dumps(list(self.available_check_ids)))
@@ -101,7 +104,7 @@ class TaskRecord:
             lines.append("bootstrap_checks: " + json.dumps(list(self.bootstrap_check_ids)))
             lines.append("baseline_check_ids: " + json.dumps(list(self.baseline_check_ids)))
         if self.frozen:
-            lines.append("plan: frozen")
+            lines.append("plan: frozen (scope, criteria and checks are fixed for this attempt)")
         if self.read_only:
             lines.append("read_only: file writes are denied")
         for report in self.reports:
