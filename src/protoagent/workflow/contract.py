@@ -14,11 +14,22 @@ from protoagent.models.types import Message, ModelRequest, ModelTurn
 Surface = Literal["conversation", "question", "verification", "editing"]
 SURFACES: tuple[Surface, ...] = ("conversation", "question", "verification", "editing")
 
-_EDIT = re.compile(
-    r"\b(fix|add|implement|change|refactor|rename|remove|delete|update|write|create|make|move|edit|improve|"
-    r"support|replace|rewrite|repair|correct|patch|bump|migrate|convert)\b",
+_EDIT_VERBS = (
+    r"(fix|add|implement|change|refactor|rename|remove|delete|update|write|create|make|move|edit|improve|"
+    r"support|replace|rewrite|repair|correct|patch|bump|migrate|convert)"
+)
+_EDIT = re.compile(rf"\b{_EDIT_VERBS}\b", re.I)
+_IMPERATIVE = re.compile(
+    r"(?:^|[.!;:\n]\s*|\?\s+)"
+    r"(?:(?:please|now|then|also|just|ok|okay|so|and)[,\s]+|go ahead and\s+)*"
+    r"(?:(?:can|could|would|will)\s+(?:you|we)\s+(?:please\s+)?|let'?s\s+|"
+    r"i\s+(?:want|need|would like|'d like)\s+(?:you\s+)?to\s+)?"
+    rf"{_EDIT_VERBS}\b",
     re.I,
 )
+"""An edit verb heading a sentence, bare or behind a courtesy ("can you fix", "please add")."""
+_JOINED_EDIT = re.compile(rf"\b(?:and|then)\s+(?:please\s+)?{_EDIT_VERBS}\b", re.I)
+"""An edit verb joined to a statement ("explain the bug and fix it"); not inside a question."""
 _CHAT = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|who are you|"
     r"what can you do|how are you)\b",
@@ -70,11 +81,22 @@ def classify(objective: str) -> tuple[Surface, str] | None:
         return "conversation", "a greeting or conversational remark"
     if _VERIFY.match(text) and not edits:
         return "verification", "asks to run checks without changing code"
-    if (text.endswith("?") or _QUESTION.match(text)) and not edits:
+    if (text.endswith("?") or _QUESTION.match(text)) and not _asks_to_change(text):
+        if edits:
+            return "question", "a question about the repository; it asks for no change"
         return "question", "a question about the repository"
     if edits:
         return "editing", "asks for a change"
     return None
+
+
+def _asks_to_change(text: str) -> bool:
+    """An imperative to change code: an edit verb heading a sentence (courtesy allowed), or joined
+    to a statement. An edit verb inside a question ("what did we change?") is not one."""
+    if _IMPERATIVE.search(text):
+        return True
+    statements = (part for part in re.split(r"(?<=[.!?\n])", text) if not part.rstrip().endswith("?"))
+    return any(_JOINED_EDIT.search(part) for part in statements)
 
 
 async def select_contract(
