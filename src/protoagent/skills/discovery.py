@@ -27,16 +27,34 @@ PROJECT_ROOTS = (".agents/skills", ".claude/skills", ".protoagent/skills", ".ope
 """Skill folders inside every authorized repository, in precedence order."""
 BUNDLED_ROOT = Path(__file__).parent / "bundled"
 USER_ROOT = "skills"
+"""The user root under the data home (``$PROTOAGENT_HOME/skills``)."""
+ADMIN_ROOT = Path("/etc/protoagent/skills")
+"""The administrator root: bundles a machine's administrator provides, read-only like bundled ones."""
+ADMIN_ROOT_ENV = "PROTOAGENT_ADMIN_SKILLS"
+"""Names another administrator root; set to an empty value, there is none."""
+READ_ONLY_SOURCES: frozenset[SourceKind] = frozenset({"admin", "bundled"})
+"""Sources whose bundles are never changed through settings (their preferences still are)."""
 MAX_SKILL_BYTES = 1 << 20
 """A SKILL.md larger than this is not read (its body goes into the prompt whole)."""
-"""The user root under the data home (``$PROTOAGENT_HOME/skills``)."""
+
+
+def admin_root() -> Path | None:
+    """The administrator root: ``$PROTOAGENT_ADMIN_SKILLS`` when set (empty: none), else the default."""
+    named = os.environ.get(ADMIN_ROOT_ENV)
+    if named is None:
+        return ADMIN_ROOT
+    return Path(named).expanduser() if named.strip() else None
 
 
 def skill_roots(repos: Sequence[Path], home: Path | None, bundled: bool = True) -> list[tuple[Path, SourceKind]]:
-    """Every root in precedence order: each repository's four roots, the user root, bundled."""
+    """Every root in precedence order: each repository's four roots, the user root, the
+    administrator root, bundled."""
     roots: list[tuple[Path, SourceKind]] = [(Path(r) / sub, "project") for r in repos for sub in PROJECT_ROOTS]
     if home is not None:
         roots.append((home / USER_ROOT, "user"))
+    admin = admin_root()
+    if admin is not None:
+        roots.append((admin, "admin"))
     if bundled:
         roots.append((BUNDLED_ROOT, "bundled"))
     return roots
@@ -189,7 +207,7 @@ def load_bundle(
         defaults=defaults,
         preferences=defaults,
         diagnostics=tuple(diagnostics),
-        editable=source != "bundled" and not linked,
+        editable=source not in READ_ONLY_SOURCES and not linked,
     )
 
 

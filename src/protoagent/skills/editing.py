@@ -13,7 +13,8 @@ from protoagent.skills.model import SkillBundle
 
 def _refuse_unless_editable(bundle: SkillBundle, action: str) -> None:
     if not bundle.editable or bundle.directory.is_symlink():
-        why = "a built-in bundle" if bundle.source == "bundled" else "a symlinked bundle"
+        kinds = {"bundled": "a built-in bundle", "admin": "an administrator bundle"}
+        why = kinds.get(bundle.source, "a symlinked bundle")
         raise ConfigError(
             f"cannot {action} skill {bundle.name!r}: it is {why} and read-only; edit its source "
             "folder directly, or change only its preferences (protoagent skills enable/disable)"

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 AppMode = Literal["work", "coding"]
 MODES: tuple[AppMode, ...] = ("work", "coding")
-SourceKind = Literal["project", "user", "bundled"]
+SourceKind = Literal["project", "user", "admin", "bundled"]
 Severity = Literal["error", "warning"]
 
 CONTROL_PLANE_DIRS = frozenset({"agents", "evals"})
@@ -77,7 +77,7 @@ class SkillBundle:
     """Effective preferences after the user's overlay."""
     diagnostics: tuple[Diagnostic, ...] = ()
     editable: bool = True
-    """False for bundled and symlinked bundles: readable, never changed through settings."""
+    """False for bundled, administrator and symlinked bundles: readable, never changed through settings."""
 
     @property
     def valid(self) -> bool:
