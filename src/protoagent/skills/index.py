@@ -37,6 +37,16 @@ class SkillIndex:
                 chosen[name] = bundle
         return tuple(sorted(chosen.values(), key=lambda b: b.name))
 
+    def preference_target(self, name: str, mode: AppMode | None = None) -> SkillBundle | None:
+        """The variant a preference change for ``name`` applies to. Unscoped: the management
+        winner. Scoped: the variant ``mode``'s runtime uses; when none is available there, the
+        first valid one (enabling it makes it that runtime's winner), else the invalid winner."""
+        named = self.variants_named(name)
+        if mode is None or not named:
+            return named[0] if named else None
+        used = self.find(name, mode)
+        return used or next((b for b in named if b.valid), named[0])
+
     def find(self, name: str, mode: AppMode) -> SkillBundle | None:
         """The runtime winner called exactly ``name`` in ``mode``."""
         return next((b for b in self.runtime(mode) if b.name == name), None)

@@ -103,22 +103,34 @@ def _on(value: bool) -> str:
     return "on" if value else "off"
 
 
-def _winner(index: SkillIndex, name: str) -> SkillBundle:
-    bundle = next((b for b in index.management() if b.name == name), None)
+def _winner(index: SkillIndex, name: str, mode: ModeChoice | None = None) -> SkillBundle:
+    """The variant a command about ``name`` concerns: the one ``mode``'s runtime uses, else the
+    management projection's winner (see ``SkillIndex.preference_target``)."""
+    bundle = index.preference_target(name, mode.value if mode else None)
     if bundle is None:
         known = ", ".join(b.name for b in index.management()) or "none"
         _fail(f"no skill named {name!r}; known skills: {known}")
     return bundle
 
 
+def _which(bundle: SkillBundle, mode: ModeChoice | None) -> str:
+    """Which variant a preference command changed, and why that one."""
+    why = f"the variant {mode.value} uses" if mode else "the precedence winner"
+    state = "" if bundle.valid else ", invalid"
+    return f"variant {bundle.identity}: {bundle.source} {bundle.skill_file}{state}; {why}"
+
+
 @skills_app.command("show")
 def show(
-    name: Annotated[str, typer.Argument(help="Skill name.")], repo: RepoOption = Path("."), as_json: JsonOption = False
+    name: Annotated[str, typer.Argument(help="Skill name.")],
+    mode: Annotated[ModeChoice | None, typer.Option(help="Show the variant this mode runs.")] = None,
+    repo: RepoOption = Path("."),
+    as_json: JsonOption = False,
 ) -> None:
     """Show one skill: body, resource paths, interface and policy."""
     from protoagent.skills.activation import task_resources
 
-    bundle = _winner(_index(repo), name)
+    bundle = _winner(_index(repo), name, mode)
     data = {
         **_entry(bundle),
         "body": bundle.body,
@@ -184,18 +196,30 @@ def _set_modes(name: str, mode: ModeChoice | None, repo: Path, enabled: bool) ->
     from protoagent.errors import ConfigError
     from protoagent.skills.settings_store import set_mode
 
-    bundle = _winner(_index(repo), name)
+    bundle = _winner(_index(repo), name, mode)
     try:
         for chosen in [mode] if mode else list(ModeChoice):
-            current = _winner(_index(repo), name).preferences
+            current = _variant(_index(repo), bundle).preferences
             set_mode(data_home(), bundle.identity, bundle.name, current, chosen.value, enabled)
     except ConfigError as exc:
         _fail(str(exc))
     state = "enabled" if enabled else "disabled"
-    typer.echo(f"{name}: {state} in {mode.value if mode else 'work and coding'} (variant {bundle.identity})")
+    typer.echo(f"{name}: {state} in {mode.value if mode else 'work and coding'} ({_which(bundle, mode)})")
 
 
-ModeOption = Annotated[ModeChoice | None, typer.Option("--mode", help="Only this mode (default: both).")]
+def _variant(index: SkillIndex, bundle: SkillBundle) -> SkillBundle:
+    """The same variant as discovered afresh (its preferences as stored now)."""
+    return next((b for b in index.variants if b.identity == bundle.identity), bundle)
+
+
+ModeOption = Annotated[
+    ModeChoice | None,
+    typer.Option("--mode", help="Only this mode, on the variant it runs (default: both, on the precedence winner)."),
+]
+TargetOption = Annotated[
+    ModeChoice | None,
+    typer.Option("--mode", help="Change the variant this mode runs (default: the precedence winner)."),
+]
 
 
 @skills_app.command("enable")
@@ -221,6 +245,7 @@ def set_preferences(
         Switch | None, typer.Option("--implicit", help="Offer it in the catalog and to the implicit resolver.")
     ] = None,
     manual: Annotated[Switch | None, typer.Option("--manual", help="Let $NAME and /skill:NAME activate it.")] = None,
+    mode: TargetOption = None,
     repo: RepoOption = Path("."),
 ) -> None:
     """Turn implicit use or manual invocation of a skill on or off; only the settings overlay changes."""
@@ -231,27 +256,29 @@ def set_preferences(
     flags = {key: value == Switch.on for key, value in (("implicit", implicit), ("manual", manual)) if value}
     if not flags:
         _fail(f"say what to change, e.g. protoagent skills set {name} --implicit off --manual on")
-    bundle = _winner(_index(repo), name)
+    bundle = _winner(_index(repo), name, mode)
     try:
         set_flags(data_home(), bundle.identity, bundle.name, flags)
     except ConfigError as exc:
         _fail(str(exc))
-    prefs = _winner(_index(repo), name).preferences
-    typer.echo(f"{name}: implicit {_on(prefs.implicit)}, manual {_on(prefs.manual)} (variant {bundle.identity})")
+    prefs = _variant(_index(repo), bundle).preferences
+    typer.echo(f"{name}: implicit {_on(prefs.implicit)}, manual {_on(prefs.manual)} ({_which(bundle, mode)})")
     if prefs.implicit and not bundle.policy.allow_implicit_invocation:
         typer.echo(f"note: {name}'s own policy (allow_implicit_invocation: false) still keeps it out of implicit use")
 
 
 @skills_app.command("reset")
-def reset(name: Annotated[str, typer.Argument(help="Skill name.")], repo: RepoOption = Path(".")) -> None:
+def reset(
+    name: Annotated[str, typer.Argument(help="Skill name.")], mode: TargetOption = None, repo: RepoOption = Path(".")
+) -> None:
     """Forget this variant's preferences so the bundle defaults apply again."""
     from protoagent.api import data_home
     from protoagent.errors import ConfigError
     from protoagent.skills.settings_store import reset as reset_record
 
-    bundle = _winner(_index(repo), name)
+    bundle = _winner(_index(repo), name, mode)
     try:
         reset_record(data_home(), bundle.identity)
     except ConfigError as exc:
         _fail(str(exc))
-    typer.echo(f"{name}: preferences reset to the bundle defaults (variant {bundle.identity})")
+    typer.echo(f"{name}: preferences reset to the bundle defaults ({_which(bundle, mode)})")
