@@ -21,8 +21,9 @@ ARCHITECT_PROMPT = (
 )
 CODER_PROMPT = (
     "You are Coder. Apply the assignment with small exact edits: read the file, copy a short unique old "
-    "span literally from read_file content, and call edit_file with the returned revision. Use create_file "
-    "for new files. When done call report_task(status='done'); if you lack context call "
+    "span literally from read_file content, and call edit_file with the returned revision (several spans of one "
+    "file: one call with edits). Use create_file for new files. When done call "
+    "report_task(status='done'); if you lack context call "
     "report_task(status='needs_context', missing_paths=[...])."
 )
 TESTER_PROMPT = (

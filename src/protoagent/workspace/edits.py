@@ -1,10 +1,12 @@
-"""Exact single-occurrence edits that keep line endings, with feedback a small model can use."""
+"""Exact edits of spans that each occur once, keeping line endings, with feedback a small model can use."""
 
 from __future__ import annotations
 
 import difflib
 import heapq
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protoagent.errors import ToolRejected
@@ -20,14 +22,21 @@ _LINE_NUMBER = re.compile(r"^ *(\d+)\|(?: |$)")
 
 @dataclass(frozen=True, slots=True)
 class ExactEdit:
-    """The outcome of replacing one occurrence: the new text and a preview of the change."""
+    """The outcome of replacing one or more occurrences: the new text and a preview of the change."""
 
     text: str
     start_line: int
     end_line: int
-    """Lines the new text occupies in the edited file (1-based); a deletion gives the line where
-    the removed text was."""
+    """Lines the new text occupies in the edited file (1-based), from the first span to the last;
+    a deletion gives the line where the removed text was."""
     diff: str
+    spans: tuple[tuple[int, int], ...] = ()
+    """First and last line of each replaced span in the edited file, in file order."""
+
+    def lines_label(self) -> str:
+        """``3-4`` for one span, ``3-4, 10-10, 20-21`` for several."""
+        spans = self.spans or ((self.start_line, self.end_line),)
+        return ", ".join(f"{a}-{b}" for a, b in spans)
 
 
 def replace_exactly_once(text: str, old: str, new: str, path: str) -> ExactEdit:
@@ -36,26 +45,82 @@ def replace_exactly_once(text: str, old: str, new: str, path: str) -> ExactEdit:
     Matching ignores the difference between CRLF and LF; the result keeps the file's own
     line endings everywhere, including in the inserted text.
     """
+    return replace_each_exactly_once(text, ((old, new),), path)
+
+
+def replace_each_exactly_once(text: str, pairs: Sequence[tuple[str, str]], path: str) -> ExactEdit:
+    """Replace each ``old`` of ``pairs`` (each occurring exactly once in ``text``) with its ``new``,
+    all against the same text: all apply or none. Spans that overlap are refused, so the order
+    of the pairs never changes the result."""
     normalized = to_lf(text)
-    old_n = to_lf(old)
-    new_n = to_lf(new)
-    if old_n not in normalized:
-        old_n, new_n = _without_line_numbers(old_n, new_n)
-    start = _locate_unique(normalized, old_n, path)
-    end = start + len(old_n)
-    first_line = normalized.count("\n", 0, start) + 1
-    last_line = first_line + new_n.rstrip("\n").count("\n")
-    diff = unified_edit_diff(path, normalized, start, end, new_n)
+    spans: list[tuple[int, int, str, int]] = []
+    for index, (old, new) in enumerate(pairs):
+        old_n, new_n = to_lf(old), to_lf(new)
+        if old_n not in normalized:
+            old_n, new_n = _without_line_numbers(old_n, new_n)
+        try:
+            start = _locate_unique(normalized, old_n, path)
+        except ToolRejected as exc:
+            raise _for_edit(exc, index, len(pairs)) from None
+        spans.append((start, start + len(old_n), new_n, index))
+    spans.sort()
+    for (_, end, _, first), (start, _, _, second) in itertools.pairwise(spans):
+        if start < end:
+            raise ToolRejected(
+                f"edits[{first}] and edits[{second}] overlap in {path!r}; merge them into one pair "
+                "or make each old span cover different text",
+                kind="overlapping_edits",
+                details={"path": path, "edits": [first, second]},
+            )
+    diff = _multi_span_diff(path, normalized, [(s, e, n) for s, e, n, _ in spans])
+    lines = _new_lines(normalized, spans)
+    return ExactEdit(_rebuilt(text, normalized, spans), lines[0][0], lines[-1][1], diff, lines)
+
+
+def _for_edit(exc: ToolRejected, index: int, count: int) -> ToolRejected:
+    """A single pair's rejection, naming the pair when there are several."""
+    if count == 1:
+        return exc
+    return ToolRejected(f"edits[{index}]: {exc.message}", kind=exc.kind, details={**exc.details, "edit": index})
+
+
+def _new_lines(normalized: str, spans: Sequence[tuple[int, int, str, int]]) -> tuple[tuple[int, int], ...]:
+    """The first and last line of every replaced span in the edited text."""
+    out: list[tuple[int, int]] = []
+    shift = 0
+    for start, end, new_n, _ in spans:
+        first = normalized.count("\n", 0, start) + 1 + shift
+        out.append((first, first + new_n.rstrip("\n").count("\n")))
+        shift += new_n.count("\n") - normalized.count("\n", start, end)
+    return tuple(out)
+
+
+def _rebuilt(text: str, normalized: str, spans: Sequence[tuple[int, int, str, int]]) -> str:
+    """``text`` with every span replaced, keeping the file's own line endings."""
     if normalized is text or "\r\n" not in text:
-        result = normalized[:start] + new_n + normalized[end:]
-    elif "\n" not in text.replace("\r\n", ""):
+        return _joined(normalized, spans)
+    if "\n" not in text.replace("\r\n", ""):
         # Every break was CRLF, so converting back is exact.
-        result = (normalized[:start] + new_n + normalized[end:]).replace("\n", "\r\n")
-    else:
-        inserted = new_n.replace("\n", "\r\n") if uses_crlf(text) else new_n
-        result = text[: _original_index(text, normalized, start)] + inserted
-        result += text[_original_index(text, normalized, end) :]
-    return ExactEdit(result, first_line, last_line, diff)
+        return _joined(normalized, spans).replace("\n", "\r\n")
+    crlf = uses_crlf(text)
+    parts: list[str] = []
+    at = 0
+    for start, end, new_n, _ in spans:
+        parts.append(text[at : _original_index(text, normalized, start)])
+        parts.append(new_n.replace("\n", "\r\n") if crlf else new_n)
+        at = _original_index(text, normalized, end)
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _joined(normalized: str, spans: Sequence[tuple[int, int, str, int]]) -> str:
+    parts: list[str] = []
+    at = 0
+    for start, end, new_n, _ in spans:
+        parts += [normalized[at:start], new_n]
+        at = end
+    parts.append(normalized[at:])
+    return "".join(parts)
 
 
 def _without_line_numbers(old: str, new: str) -> tuple[str, str]:
@@ -196,22 +261,47 @@ def _no_match(normalized: str, old_n: str, path: str) -> ToolRejected:
     )
 
 
-def unified_edit_diff(path: str, normalized: str, start: int, end: int, new_n: str, context: int = 3) -> str:
+def unified_edit_diff(path: str, normalized: str, start: int, end: int, new_n: str) -> str:
     """A unified diff of replacing ``normalized[start:end]``, computed on nearby lines only."""
-    line_start = normalized.rfind("\n", 0, start) + 1
-    line_end = _line_end(normalized, max(end - 1, start))
-    before = line_start
+    return _multi_span_diff(path, normalized, [(start, end, new_n)])
+
+
+def _multi_span_diff(path: str, normalized: str, spans: Sequence[tuple[int, int, str]], context: int = 3) -> str:
+    """One unified diff of replacing each ``normalized[start:end]`` (sorted, disjoint) with its
+    new text, computed on the lines near each span only; nearby spans share a hunk."""
+    groups: list[tuple[int, int, list[tuple[int, int, str]]]] = []
+    for start, end, new_n in spans:
+        before, after = _context_window(normalized, start, end, context)
+        if groups and before <= groups[-1][1]:
+            groups[-1] = (groups[-1][0], max(after, groups[-1][1]), [*groups[-1][2], (start, end, new_n)])
+        else:
+            groups.append((before, after, [(start, end, new_n)]))
+    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
+    shift = 0
+    for before, after, members in groups:
+        parts: list[str] = []
+        at = before
+        for start, end, new_n in members:
+            parts += [normalized[at:start], new_n]
+            at = end
+        old_slice, new_slice = normalized[before:after], "".join(parts) + normalized[at:after]
+        offset = normalized.count("\n", 0, before)
+        out += _hunks(old_slice, new_slice, offset, offset + shift)
+        shift += new_slice.count("\n") - old_slice.count("\n")
+    return "".join(out) if len(out) > 2 else ""
+
+
+def _context_window(normalized: str, start: int, end: int, context: int) -> tuple[int, int]:
+    """Where the lines of ``normalized[start:end]`` and ``context`` lines either side begin and end."""
+    before = normalized.rfind("\n", 0, start) + 1
     for _ in range(context):
         if before == 0:
             break
         before = normalized.rfind("\n", 0, before - 1) + 1
-    after = line_end
+    after = _line_end(normalized, max(end - 1, start))
     for _ in range(context):
         after = _line_end(normalized, after)
-    old_slice = normalized[before:after]
-    new_slice = normalized[before:start] + new_n + normalized[end:after]
-    offset = normalized.count("\n", 0, before)
-    return _diff(path, old_slice, new_slice, offset)
+    return before, after
 
 
 def diff_stat(diff: str) -> tuple[int, int]:
@@ -238,23 +328,26 @@ def whole_file_diff(path: str, before: str | None, after: str) -> str:
 
 
 def _diff(path: str, old: str, new: str, offset: int, *, created: bool = False) -> str:
-    lines = difflib.unified_diff(
-        _lines(old),
-        _lines(new),
-        fromfile="/dev/null" if created else f"a/{path}",
-        tofile=f"b/{path}",
-    )
+    hunks = _hunks(old, new, offset, offset)
+    if not hunks:
+        return ""
+    return "".join([f"--- {'/dev/null' if created else f'a/{path}'}\n", f"+++ b/{path}\n", *hunks])
+
+
+def _hunks(old: str, new: str, old_offset: int, new_offset: int) -> list[str]:
+    """The hunks of a unified diff of ``old`` and ``new``, their line numbers shifted by the offsets."""
+    lines = difflib.unified_diff(_lines(old), _lines(new))
     out: list[str] = []
-    for line in lines:
-        if offset and line.startswith("@@"):
-            line = _HUNK.sub(lambda m: _shifted(m, offset), line)
+    for line in itertools.islice(lines, 2, None):
+        if (old_offset or new_offset) and line.startswith("@@"):
+            line = _HUNK.sub(lambda m: _shifted(m, old_offset, new_offset), line)
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    return out
 
 
-def _shifted(match: re.Match[str], offset: int) -> str:
-    old_start = int(match.group(1)) + offset
-    new_start = int(match.group(3)) + offset
+def _shifted(match: re.Match[str], old_offset: int, new_offset: int) -> str:
+    old_start = int(match.group(1)) + old_offset
+    new_start = int(match.group(3)) + new_offset
     return f"@@ -{old_start}{match.group(2) or ''} +{new_start}{match.group(4) or ''} @@"
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 
 def _compact_schema(schema: dict[str, Any]) -> None:
@@ -16,13 +16,13 @@ def _compact_schema(schema: dict[str, Any]) -> None:
         if isinstance(variants, list) and {"type": "null"} in variants and len(variants) == 2:
             del prop["anyOf"]
             prop.update(next(v for v in variants if v != {"type": "null"}))
-            if prop.get("default", 0) is None:
-                del prop["default"]
+        if prop.get("default", 0) is None:
+            del prop["default"]  # An optional property may simply be omitted.
 
 
 INPUT_CONFIG = ConfigDict(extra="forbid", json_schema_extra=_compact_schema)
 PATH_FIELD = "Workspace-relative path."
-REVISION_FIELD = "revision from read_file, or source_revision from your last edit of this file."
+REVISION_FIELD = "revision from read_file or from your last edit of this file."
 
 
 class ReadFileInput(BaseModel):
@@ -32,11 +32,30 @@ class ReadFileInput(BaseModel):
     end_line: int | None = Field(None, ge=1, description="Last line, inclusive; omit to read as far as fits.")
 
 
+class EditPair(BaseModel):
+    model_config = INPUT_CONFIG
+    old: str
+    new: str
+
+
+_EDITS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+        "required": ["old", "new"],
+    },
+}
+"""``edits`` inline, so the model sees no ``$defs`` indirection."""
+
+
 class EditFileInput(BaseModel):
     model_config = INPUT_CONFIG
     path: str = Field(description=PATH_FIELD)
-    old: str = Field(description="Exact text to replace; must occur exactly once.")
-    new: str = Field(description="Replacement text.")
+    old: str | None = None
+    new: str | None = None
+    edits: Annotated[list[EditPair] | None, WithJsonSchema(_EDITS_SCHEMA)] = None
+    """The tool's description says what old, new and edits are; the schema does not repeat it."""
     expected_revision: str = Field(description=REVISION_FIELD)
 
 

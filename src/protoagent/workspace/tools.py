@@ -11,7 +11,7 @@ from typing import Any
 
 from protoagent.errors import ToolRejected
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
-from protoagent.workspace.edits import diff_stat, replace_exactly_once, whole_file_diff
+from protoagent.workspace.edits import diff_stat, replace_each_exactly_once, whole_file_diff
 from protoagent.workspace.files import (
     MAX_FILE_BYTES,
     check_writable,
@@ -156,7 +156,10 @@ class ReadFileTool(Tool[ReadFileInput]):
 
 class EditFileTool(Tool[EditFileInput]):
     name = "edit_file"
-    description = "Replace one exact occurrence of old with new in a file."
+    description = (
+        "Replace old (exact text occurring once) with new. Several spans of one revision: "
+        "edits=[{old,new},...], all or none."
+    )
     input_model = EditFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
@@ -164,21 +167,40 @@ class EditFileTool(Tool[EditFileInput]):
         where = _locate(ctx, args.path)
         refuse_protected(where.rel)
         path = where.shown
-        if args.old == args.new:
-            raise ToolRejected("old and new are identical; nothing would change", kind="no_change")
-        if not args.old:
-            raise ToolRejected(
-                "old is empty; copy the text to replace, or use create_file / replace_file",
-                kind="invalid_arguments",
-            )
+        pairs = _edit_pairs(args)
         text, revision = _read_current(ctx, path, args.expected_revision)
-        edit = replace_exactly_once(text, args.old, args.new, path)
-        summary = f"edited {path} lines {edit.start_line}-{edit.end_line}"
+        edit = replace_each_exactly_once(text, pairs, path)
+        summary = f"edited {path} lines {edit.lines_label()}"
         plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary, edit.diff)
         return Prepared(preview=edit.diff, effect="write", paths=(path,), state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         return await _execute_write(_plan(prepared, _WritePlan), ctx)
+
+
+def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
+    """The ``(old, new)`` pairs of one call: ``old``/``new`` or ``edits``, never both; each pair
+    must change something."""
+    if args.edits is not None and (args.old is not None or args.new is not None):
+        raise ToolRejected("give either old/new or edits, not both", kind="invalid_arguments")
+    if args.edits is None:
+        if args.old is None or args.new is None:
+            raise ToolRejected("give old and new, or edits=[{old,new},...]", kind="invalid_arguments")
+        pairs = [(args.old, args.new)]
+    elif not args.edits:
+        raise ToolRejected("edits is empty; give at least one {old,new} pair", kind="invalid_arguments")
+    else:
+        pairs = [(pair.old, pair.new) for pair in args.edits]
+    for index, (old, new) in enumerate(pairs):
+        which = f"edits[{index}]: " if args.edits is not None and len(pairs) > 1 else ""
+        if old == new:
+            raise ToolRejected(f"{which}old and new are identical; nothing would change", kind="no_change")
+        if not old:
+            raise ToolRejected(
+                f"{which}old is empty; copy the text to replace, or use create_file / replace_file",
+                kind="invalid_arguments",
+            )
+    return pairs
 
 
 class CreateFileTool(Tool[CreateFileInput]):
