@@ -38,6 +38,8 @@ class EffectiveAgent:
     ignored repository model fell back to the person's own file."""
     ignored: tuple[str, ...] = ()
     """Fields of a repository file that do not count until the person trusts them, one line each."""
+    instructions: str = ""
+    """The file's own prompt text, added to the built-in prompt of whichever surface a lead runs."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +89,7 @@ def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:
         path=definition.path,
         model_file=definition.model_file or definition.path,
         ignored=definition.ignored,
+        instructions=definition.prompt if user_file else "",
     )
 
 

@@ -12,6 +12,7 @@ from protoagent.agents.presets import READ_TOOLS, Preset
 from protoagent.agents.profiles import PROFILES
 from protoagent.models.types import ActionMode
 from protoagent.tools.base import Profile
+from protoagent.workflow.contract import Surface
 from protoagent.workflow.limits import STANDARD_LIMITS, limits_for
 
 BUILTIN = {p.name: p for p in PROFILES if p.mode == "coding"}
@@ -81,6 +82,19 @@ def verifier(profile: Profile, mode: ActionMode) -> Preset:
         profile=profile,
         action_mode=mode,
     )
+
+
+def for_surface(surface: Surface, profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
+    """The built-in role a Coding lead runs on ``surface`` (before its own config applies)."""
+    match surface:
+        case "conversation":
+            return conversation(profile, mode)
+        case "question":
+            return question(profile, mode)
+        case "verification":
+            return verifier(profile, mode)
+        case _:
+            return architect(profile, mode, tester_enabled)
 
 
 def with_steps(preset: Preset, steps: int) -> Preset:

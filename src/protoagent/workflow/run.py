@@ -79,20 +79,6 @@ def _initial_record(objective: str, plan: CheckPlan, contract: RunContract, root
     )
 
 
-def _role_for(
-    contract: RunContract, profile: Literal["small", "standard"], mode: Literal["native", "json"], tester: bool
-) -> Preset:
-    match contract.surface:
-        case "conversation":
-            return roles.conversation(profile, mode)
-        case "question":
-            return roles.question(profile, mode)
-        case "verification":
-            return roles.verifier(profile, mode)
-        case _:
-            return roles.architect(profile, mode, tester)
-
-
 async def run_task(objective: str, options: RunOptions) -> RunReport:
     """Run one objective to an honest end and report applied, verified and criteria_supported."""
     roots = check_inputs(objective, options)
@@ -131,7 +117,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if profile == "small" and model_config.max_output_tokens is None:
         model_config = replace(model_config, max_output_tokens=SMALL_PROFILE_MAX_OUTPUT)
     extras = integration_tools(scout=options.scout, mcp=options.mcp) if contract.surface == "editing" else ()
-    role = lead_role(team, _role_for(contract, profile, mode, options.tester))
+    role = lead_role(team, roles.for_surface(contract.surface, profile, mode, options.tester))
     role = replace(role, max_steps=min(role.max_steps, limits.lead_steps))
     if extras:
         role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))

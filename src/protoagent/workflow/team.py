@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from protoagent.agents.catalog import load_catalog
-from protoagent.agents.compile import EffectiveAgent, select_lead, team_of
+from protoagent.agents.compile import EffectiveAgent, compile_agent_config, select_lead, team_of
 from protoagent.agents.definition import AppMode
 from protoagent.agents.modes import SessionFacts, check_resume, new_workspace, session_facts
 from protoagent.agents.presets import Preset
@@ -20,12 +20,17 @@ from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.hooks.compact_protocol import WorkerCard
 from protoagent.settings import disabled_agents
-from protoagent.tools.base import AnyTool
+from protoagent.skills.discovery import load_skills
+from protoagent.skills.tool import SkillTool
+from protoagent.tools.base import AnyTool, Profile
+from protoagent.workflow.contract import Surface
 from protoagent.workflow.delegation import delegate_tools, worker_cards
-from protoagent.workflow.roles import with_batching
+from protoagent.workflow.roles import for_surface, with_batching
 
 WORK_LEAD_STEPS = 30
 """Model calls a Work lead may make in one turn."""
+NARROWING_SURFACES = ("question", "conversation")
+"""Roles of the surfaces that narrow a Coding lead: their tools are the most it may have there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,12 @@ def lead_role(team: RunTeam, role: Preset) -> Preset:
     workflow tools, offering ``coder``/``tester`` only when they are members of the lead's team.
     """
     delegates = tuple(t.name for t in team.delegate_tools())
+    if team.mode == "coding" and role.name in NARROWING_SURFACES:
+        # The surface's own prompt with the lead file's text, and the lead's tools it allows.
+        tools = tuple(t for t in role.tools if t in team.lead.tools)
+        instructions = team.lead.instructions.strip()
+        prompt = f"{role.system_prompt}\n\n{instructions}" if instructions else role.system_prompt
+        return replace(role, system_prompt=prompt, tools=tools)
     if team.mode == "work":
         return Preset(
             team.lead.name,
@@ -111,3 +122,21 @@ def lead_role(team: RunTeam, role: Preset) -> Preset:
     tools = tuple(dict.fromkeys((*kept, *added, *delegates)))
     prompt = with_batching(role.name, team.lead.prompt, role.profile, role.action_mode)
     return replace(role, system_prompt=prompt, tools=tools)
+
+
+def lead_on_surface(
+    name: str, surface: Surface, repo: Path, home: Path | None, profile: Profile = "standard"
+) -> EffectiveAgent:
+    """What Coding lead ``name`` runs on ``surface``, composed as a run composes it (``lead_role``,
+    plus the ``skill`` tool when the run would have skills): its tools and prompt there. Pure."""
+    catalog = load_catalog(repo, home)
+    definition = catalog.find(name, "coding")
+    if definition.role != "lead":
+        raise ConfigError(f"{definition.agent_id!r} is a member and runs only on assignments; drop --surface")
+    lead = compile_agent_config(definition)
+    team = RunTeam("coding", repo, lead, team_of(catalog, lead, disabled_agents(home)))
+    role = lead_role(team, for_surface(surface, profile, "native", team.has_member("tester")))
+    tools = role.tools
+    if surface != "conversation" and load_skills([repo], home).runtime("coding"):
+        tools = (*tools, SkillTool.name)
+    return replace(lead, tools=tuple(dict.fromkeys(tools)), prompt=role.system_prompt)

@@ -89,11 +89,30 @@ def agents_list(mode: ModeOption = None, repo: RepoOption = None, as_json: JsonO
         typer.echo(f"{diagnostic['severity']}: {diagnostic['problem']}", err=True)
 
 
+class SurfaceChoice(StrEnum):
+    conversation = "conversation"
+    question = "question"
+    verification = "verification"
+    editing = "editing"
+
+
+class ProfileChoice(StrEnum):
+    small = "small"
+    standard = "standard"
+
+
 @agents_app.command("show")
 def agents_show(
     name: Annotated[str, typer.Argument(help="Agent name or id (coding/NAME).")],
     mode: ModeOption = None,
     repo: RepoOption = None,
+    surface: Annotated[
+        SurfaceChoice | None,
+        typer.Option(help="Show the tools and prompt a Coding lead runs on this surface (as `run --surface`)."),
+    ] = None,
+    profile: Annotated[
+        ProfileChoice, typer.Option(help="With --surface: the model profile the run detects.")
+    ] = ProfileChoice.standard,
     as_json: JsonOption = False,
 ) -> None:
     """Show an agent's compiled effective config: tools, skills, MCP servers, model, prompt."""
@@ -101,15 +120,25 @@ def agents_show(
     from protoagent.errors import ConfigError
 
     try:
-        effective = show_agent(name, mode.value if mode else None, _repo(repo), data_home())
+        if surface is None:
+            effective = show_agent(name, mode.value if mode else None, _repo(repo), data_home())
+        elif mode == ModeChoice.work:
+            _fail("--surface is for Coding leads; a Work lead runs one surface, shown without it", as_json)
+        else:
+            from protoagent.workflow.team import lead_on_surface
+
+            effective = lead_on_surface(name, surface.value, _repo(repo), data_home(), profile.value)
     except ConfigError as exc:
         _fail(str(exc), as_json)
     data = effective.to_json()
+    if surface is not None:
+        data["surface"] = surface.value
     if as_json:
         typer.echo(json.dumps(data))
         return
-    for key in ("id", "mode", "role", "lead", "source", "path", "model", "description"):
-        typer.echo(f"{key}: {data[key] if data[key] is not None else '-'}")
+    for key in ("id", "mode", "role", "lead", "source", "path", "model", "description", "surface"):
+        if key in data:
+            typer.echo(f"{key}: {data[key] if data[key] is not None else '-'}")
     for key in ("tools", "skills", "mcp_servers"):
         typer.echo(f"{key}: {', '.join(data[key]) or '-'}")
     for line in data["ignored"]:
