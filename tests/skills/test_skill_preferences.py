@@ -122,7 +122,8 @@ def test_implicit_off_skill_is_not_in_the_catalog_nor_resolved_implicitly(tmp_pa
         {"role": "skill-resolver", "text": '{"skill": "date-guide", "confidence": 0.9}'},
         {"role": "architect", "text": "dates.py:1"},
     ]
-    events, model = _run(tmp_path, repo, "where is the date parsing code?", turns, resolver=True)
+    # "review" makes the built-in code-review plausible, so the resolver is asked (without date-guide).
+    events, model = _run(tmp_path, repo, "review where the date parsing code is", turns, resolver=True)
     resolver_request = next(r for r in model.requests if r.agent_role == "skill-resolver")
     assert "date-guide" not in resolver_request.messages[0].content
     (resolved,) = [e for e in events if e.type == "skill.resolved"]

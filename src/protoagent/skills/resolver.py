@@ -21,6 +21,50 @@ RESOLVER_SYSTEM = (
     '{"skill": NAME or null, "confidence": 0..1}. NAME must be copied exactly from the list. '
     "Choose null when no skill clearly fits."
 )
+_WORD = re.compile(r"[a-z0-9]+")
+_NEGATIVE_CLAUSE = re.compile(r"(?:^|(?<=[.!?;]))\s*not\b[^.!?;]*[.!?;]?", re.I)
+"""``Not for ...`` clauses of a description say when a skill does *not* fit."""
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+STOP_WORDS = frozenset(
+    """a about after all also an and any are as at be been before but by can could do does done
+    for from get has have how i if in into is it its just me my need no not of on one or our out
+    please should so some than that the their them then there these this those to up us use used
+    using was we what when where which while who why will with would you your
+    add change code edit file files fix make new update without""".split()
+)
+"""Function words and the generic verbs and nouns of any coding request; sharing only these with a
+skill's metadata says nothing about whether it fits."""
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+_STOP_STEMS = STOP_WORDS | {_stem(w) for w in STOP_WORDS}
+SKIPPED_REASON = "no eligible skill shares a meaningful word with the request"
+
+
+def meaningful_words(text: str) -> frozenset[str]:
+    """Stems of the words of ``text`` that are not stop words (``failing`` and ``fails`` share ``fail``)."""
+    stems = {_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1}
+    return frozenset(stems - _STOP_STEMS)
+
+
+def plausible_skills(request_text: str, eligible: Sequence[SkillBundle]) -> list[SkillBundle]:
+    """The eligible skills whose name or description (less its ``Not for ...`` clauses) shares a
+    meaningful word with the request: only these could the resolver honestly select, so with none
+    the resolver's round trip is skipped."""
+    wanted = meaningful_words(request_text)
+    if not wanted:
+        return []
+    return [
+        b
+        for b in eligible
+        if wanted & meaningful_words(f"{b.name.replace('-', ' ')} {_NEGATIVE_CLAUSE.sub(' ', b.description)}")
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from protoagent.models.protocol import ModelProvider
 from protoagent.skills.activation import Activation, Trigger, assigned_bundles, explicit_bundles, refused_mentions
 from protoagent.skills.discovery import load_skills
 from protoagent.skills.model import AppMode, SkillBundle
-from protoagent.skills.resolver import resolve_skill
+from protoagent.skills.resolver import SKIPPED_REASON, Decision, plausible_skills, resolve_skill
 from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
 
 ACTIVATED_EVENT = "skill.activated"
@@ -108,7 +108,8 @@ async def activate_for_request(
 ) -> list[Activation]:
     """Assigned skills preload unconditionally; names in the request activate exactly (a named skill
     whose manual invocation is off is refused with a recorded one-line reason); only when the
-    request names no skill and none is assigned does the implicit resolver decide (one or none)."""
+    request names no skill and none is assigned does the implicit resolver decide (one or none), and
+    only when some eligible skill is plausible for the request (``plausible_skills``)."""
     chosen = preload_assigned(log, runtime, agent, assigned, request)
     mentioned = explicit_bundles(request, runtime.index, runtime.mode)
     loaded = runtime.loaded_for(agent)
@@ -122,8 +123,14 @@ async def activate_for_request(
     preloads = [n for n in assigned if runtime.index.find(n, runtime.mode) is not None]
     if not preloads and not mentioned and not refused and provider is not None:
         eligible = [b for b in runtime.index.implicit(runtime.mode) if b.name not in loaded]
-        decision = await resolve_skill(request, runtime.mode, eligible, provider)
-        log.append(RESOLVED_EVENT, {**decision.to_json(), "source": "resolver"}, agent=agent)
+        if eligible and not plausible_skills(request, eligible):
+            # No round trip the resolver could win: say so, so an audit sees why none was made.
+            skipped = {**Decision(None, reason=SKIPPED_REASON).to_json(), "skipped": True}
+            log.append(RESOLVED_EVENT, {**skipped, "source": "resolver"}, agent=agent)
+            decision = Decision(None)
+        else:
+            decision = await resolve_skill(request, runtime.mode, eligible, provider)
+            log.append(RESOLVED_EVENT, {**decision.to_json(), "source": "resolver"}, agent=agent)
         bundle = runtime.index.find(decision.skill, runtime.mode) if decision.skill else None
         if bundle is not None:
             explicit += _activate_each(log, runtime, [bundle], "resolver", agent, "resolver")
