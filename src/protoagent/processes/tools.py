@@ -79,8 +79,7 @@ class _Launch:
 class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     name: ClassVar[str] = "execute_command"
     description: ClassVar[str] = (
-        "Run one program (argv, no shell) until it exits or times out. "
-        "Env is not inherited: pass every variable it needs, PATH included."
+        "Run one program (argv, no shell). Env is not inherited: pass every variable it needs, PATH included."
     )
     input_model: ClassVar[type[BaseModel]] = ExecuteCommandInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")

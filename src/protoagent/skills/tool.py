@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from protoagent.errors import ToolRejected
 from protoagent.skills.activation import SKILL_TOOL, is_control_plane, task_resources
@@ -18,16 +18,15 @@ MAX_RESOURCE_BYTES = 64_000
 
 class SkillInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(description="Exact skill name from the skills catalog.")
-    resource: str | None = Field(
-        default=None, description="A task-resource path the activated skill listed; read it only when needed."
-    )
+    name: str
+    resource: str | None = None
+    """The tool's description says what both are; the schema does not repeat it."""
 
 
 class SkillTool(Tool[SkillInput]):
     name: ClassVar[str] = SKILL_TOOL
     description: ClassVar[str] = (
-        "Load a skill's instructions by its exact catalog name; with `resource`, read one of its listed files."
+        "Load a skill's instructions by its exact catalog name; with resource, read one of the files it lists."
     )
     input_model: ClassVar[type[BaseModel]] = SkillInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="read", observation="exact")

@@ -36,10 +36,7 @@ class CheckRedirect:
 class WorkflowExecuteCommand(ExecuteCommandTool):
     """``execute_command`` that redirects a selected check's exact command to ``run_check``."""
 
-    description = (
-        f"{ExecuteCommandTool.description} A command that is exactly a selected check runs as "
-        "run_check of that check instead."
-    )
+    description = f"{ExecuteCommandTool.description} A selected check's exact command runs as run_check."
 
     def prepare(self, args: ExecuteCommandInput, ctx: ToolContext) -> Prepared:
         prepared = super().prepare(args, ctx)

@@ -119,15 +119,15 @@ def _final_review(events: Sequence[Event]) -> tuple[frozenset[int], int]:
 
 
 class ReviewArgs(BaseModel):
-    met: list[int] = Field(description="1-based positions in the task record's criteria that the final diff meets")
+    met: list[int] = Field(description="1-based positions of the met criteria in the task record")
     note: str = Field("", description="one sentence on what you checked in the diff")
 
 
 class ReviewCriteria(Tool[ReviewArgs]):
     name = REVIEW_TOOL
     description = (
-        "After the last change, record which criteria your review of the final diff shows are met "
-        "(for criteria no check measures). Advice is not a review; checks still decide verified."
+        "After the last change, record the criteria no check measures that your review of the final "
+        "diff shows met; checks still decide verified."
     )
     input_model = ReviewArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect", "main"}))

@@ -1,0 +1,100 @@
+"""Bytes of the tool declarations each agent's requests carry on the editing surface.
+
+Method
+------
+The bundled example (``examples/date-parser``, objective "fix the failing date parser test") is
+run once with the scripted capable-model answers of the pinned happy path (Architect: ``coder``
+then ``run_check``; Coder: ``edit_file`` then ``report_task``), on the standard profile. Each
+request is rendered as an OpenAI-compatible request body and its ``tools`` array measured as
+compact JSON (``separators=(",", ":")``), per tool and in total, for the Architect's first
+request and the Coder's request. ``BEFORE`` holds the figures measured the same way before the
+declarations were shortened (the issue's target: the Architect's at most 2,500 bytes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from protoagent.events import MemoryStore
+from protoagent.models.openai_compat import build_request
+from protoagent.testing import ScriptedModel
+from protoagent.workflow.run import RunOptions, run_task
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "date-parser"
+OBJECTIVE = "fix the failing date parser test"
+WRONG = "    return int(year), int(day), int(month)\n"
+RIGHT = "    return int(year), int(month), int(day)\n"
+TARGET = 2_500
+BEFORE = {"architect": 5_264, "coder": 2_398}
+"""Compact JSON bytes of the ``tools`` array before the declarations were shortened."""
+
+
+def _script(source: str) -> list[dict[str, Any]]:
+    number = f"{source.splitlines(keepends=True).index(WRONG) + 1:>4}| "
+    edit = {
+        "path": "dates.py",
+        "old": number + WRONG,
+        "new": number + RIGHT,
+        "expected_revision": hashlib.sha256(source.encode()).hexdigest(),
+    }
+    assign = {"task": "In dates.py parse_date returns (year, day, month); return (year, month, day)."}
+    return [
+        {
+            "role": "architect",
+            "text": "",
+            "tool_calls": [
+                {"name": "coder", "arguments": assign},
+                {"name": "run_check", "arguments": {"check_id": "unittest", "phase": "verify"}},
+            ],
+        },
+        {
+            "role": "coder",
+            "text": "",
+            "tool_calls": [
+                {"name": "edit_file", "arguments": edit},
+                {"name": "report_task", "arguments": {"status": "done", "summary": "fixed the order"}},
+            ],
+        },
+    ]
+
+
+def _compact(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "date-parser"
+        shutil.copytree(EXAMPLE, repo)
+        model = ScriptedModel.from_lines(_script((repo / "dates.py").read_text()))
+        options = RunOptions(
+            repo=repo,
+            model="scripted:inline",
+            store=MemoryStore(),
+            approval="auto",
+            provider=model,
+            artifacts_root=Path(tmp) / "artifacts",
+            data_home=Path(tmp) / "home",
+        )
+        report = asyncio.run(run_task(OBJECTIVE, options))
+    print(f"run: {report.status}, {len(model.requests)} requests")
+    for role in ("architect", "coder"):
+        request = next(r for r in model.requests if r.agent_role == role)
+        body = build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object")
+        tools = body.get("tools", [])
+        total = _compact(tools)
+        print(f"{role}: {len(tools)} tools, {total} B (before {BEFORE[role]} B), whole request {_compact(body)} B")
+        for tool in tools:
+            print(f"  {_compact(tool):5d}  {tool['function']['name']}")
+        if role == "architect":
+            print(f"  target <= {TARGET} B: {'met' if total <= TARGET else 'not met'}")
+
+
+if __name__ == "__main__":
+    main()
