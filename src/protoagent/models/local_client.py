@@ -10,6 +10,7 @@ signal, the likely cause and the fix; the harness and its other sessions go on.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import os
@@ -156,11 +157,17 @@ class LocalWorker:
                 done: dict[str, Any] = reply["done"]
                 return done
 
-    def close(self) -> None:
-        """Stop the worker (the next request starts a fresh one)."""
-        with self._lock:
-            if self._channel is not None:
-                self._kill(self._channel)
+    def close(self, wait_s: float | None = None) -> None:
+        """Stop the worker (the next request starts a fresh one). With ``wait_s``, a request
+        still holding the worker after that long is not waited for: the worker is killed under it."""
+        held = self._lock.acquire(timeout=-1 if wait_s is None else wait_s)
+        try:
+            channel = self._channel
+            if channel is not None:
+                self._kill(channel)
+        finally:
+            if held:
+                self._lock.release()
 
     def _receive(self, channel: Channel) -> dict[str, Any] | None:
         try:
@@ -261,5 +268,15 @@ def worker_for(path: Path, n_ctx: int) -> LocalWorker:
     with _WORKERS_LOCK:
         worker = _WORKERS.get(key)
         if worker is None:
+            if not _WORKERS:
+                atexit.register(_close_all)
             worker = _WORKERS[key] = LocalWorker(path, n_ctx)
         return worker
+
+
+def _close_all() -> None:
+    """Stop every worker at exit instead of leaving each to notice its parent's end."""
+    with _WORKERS_LOCK:
+        workers = list(_WORKERS.values())
+    for worker in workers:
+        worker.close(wait_s=1.0)
