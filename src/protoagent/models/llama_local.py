@@ -62,7 +62,7 @@ class LlamaLocalProvider:
         """The window the worker runs the model with."""
         return self.n_ctx
 
-    async def prepare(self) -> None:
+    async def prepare(self, data_home: Path | None = None) -> None:
         """Before a session is written: probe the model on this build and CPU (``local_probe``)
         and start its worker; ``ConfigError`` naming the cause and the fix when it cannot run
         here. Waits off the event loop, so a stop signal ends it at once (the worker is killed).
@@ -72,7 +72,7 @@ class LlamaLocalProvider:
         stop = threading.Event()
 
         def ready() -> None:
-            require_working(self.worker, stop)
+            require_working(self.worker, stop, data_home)
             try:
                 self.worker.request({"op": "count", "text": ""}, stop=stop)
             except ProviderError as error:

@@ -161,11 +161,12 @@ def probe(worker: LocalWorker, folder: Path | None = None, stop: threading.Event
     return result
 
 
-def require_working(worker: LocalWorker, stop: threading.Event | None = None) -> None:
-    """Raise ``ConfigError`` (one line) when the embedded model cannot run here; probe at most once."""
+def require_working(worker: LocalWorker, stop: threading.Event | None = None, data_home: Path | None = None) -> None:
+    """Raise ``ConfigError`` (one line) when the embedded model cannot run here; probe at most once.
+    Results are cached under ``data_home`` (a run's own), else the environment's data home."""
     if not probe_enabled():
         return
-    folder = cache_folder()
+    folder = data_home / "probes" if data_home is not None else cache_folder()
     result = probe(worker, folder, stop)
     if not result.ok:
         where = folder / f"local-{probe_key(worker.path)}.json"

@@ -98,7 +98,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if objective.lstrip().startswith("!"):
         return await run_user_command(objective, team, extra, options)
     models = run_models(options, team)
-    await prepare_models(models)  # the embedded model's probe: before anything is written
+    await prepare_models(models, options.data_home)  # the embedded model's probe: before anything is written
     provider = models.lead
     earlier = options.store.load(options.resume) if options.resume is not None else []
     contract = (

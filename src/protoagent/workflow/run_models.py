@@ -13,6 +13,7 @@ line and leaves nothing behind.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from protoagent.agents.compile import EffectiveAgent
 from protoagent.errors import ConfigError
@@ -53,7 +54,7 @@ def run_models(options: RunOptions, team: RunTeam) -> RunModels:
     return RunModels(spec, lead, members)
 
 
-async def prepare_models(models: RunModels) -> None:
+async def prepare_models(models: RunModels, data_home: Path | None = None) -> None:
     """Let each distinct provider get ready before the session is written, through its optional
     ``prepare`` method (the embedded model probes its build on this CPU and starts its worker;
     ``ConfigError`` when it cannot run here)."""
@@ -62,7 +63,7 @@ async def prepare_models(models: RunModels) -> None:
         prepare = getattr(provider, "prepare", None)
         if id(provider) not in seen and callable(prepare):
             seen.add(id(provider))
-            await prepare()
+            await prepare(data_home)
 
 
 def _config(base: ModelConfig, agent: EffectiveAgent | None) -> ModelConfig:
