@@ -98,10 +98,11 @@ def test_streams_text_and_usage() -> None:
     assert sent["url"].endswith("/v1/messages")
     # Older SDKs send ``x-api-key``, newer ones a bearer token.
     assert "sk-ant-test" in (sent["headers"].get("x-api-key", ""), sent["headers"].get("authorization", "")[7:])
-    assert sent["json"]["system"] == "Be brief."
+    assert sent["json"]["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert sent["json"]["stream"] is True
     assert sent["json"]["temperature"] == 0.2
-    assert sent["json"]["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}]
+    hello = {"type": "text", "text": "Hello", "cache_control": {"type": "ephemeral"}}
+    assert sent["json"]["messages"] == [{"role": "user", "content": [hello]}]
 
 
 def test_tool_use_turn() -> None:
@@ -116,7 +117,8 @@ def test_tool_use_turn() -> None:
     assert turn.usage.output_tokens == 57
     sent = replay.requests[0]["json"]
     assert "system" not in sent
-    assert sent["tools"] == [{"name": "read_file", "description": "Read a text file.", "input_schema": READ.parameters}]
+    read = {"name": "read_file", "description": "Read a text file.", "input_schema": READ.parameters}
+    assert sent["tools"] == [{**read, "cache_control": {"type": "ephemeral"}}]
 
 
 def test_history_maps_to_tool_use_and_merged_tool_results() -> None:
@@ -156,7 +158,7 @@ def test_json_action_mode_streams_the_final_text() -> None:
     assert "".join(d.text for d in deltas) == turn.text
     sent = replay.requests[0]["json"]
     assert "tools" not in sent
-    assert sent["system"].startswith("Agent.\n\nReply with exactly one JSON object")
+    assert sent["system"][0]["text"].startswith("Agent.\n\nReply with exactly one JSON object")
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,9 @@
 
 The system prompt is the top-level ``system`` parameter; tool calls are ``tool_use`` blocks and
 their results ``tool_result`` blocks, consecutive ones merged into one user message.
+Prompt caching: ``cache_control`` breakpoints (at most the API's four) mark the system block, the
+last tool, the last block of the newest message and the last block of the user turn that ended the
+previous request of the conversation (see ``mark_cache_breakpoints``).
 The SDK is imported when a provider is built, never at ProtoAgent's start-up.
 """
 
@@ -27,6 +30,8 @@ from protoagent.models.tool_arguments import parse_arguments
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
 
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
+CACHE_CONTROL = {"type": "ephemeral"}
+MAX_CACHE_BREAKPOINTS = 4
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 # Error types an SSE ``error`` event can carry mid-stream (its HTTP status was 200).
 TRANSIENT_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
@@ -76,15 +81,39 @@ def build_request(request: ModelRequest, model: str, default_max_tokens: int) ->
         "stream": True,
     }
     if system:
-        body["system"] = system
+        body["system"] = [{"type": "text", "text": system}]
     if request.tools and not json_mode:
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
         ]
+    mark_cache_breakpoints(body)
     if request.temperature is not None:
         # Newer SDKs no longer take ``temperature`` as an argument; the body field still works.
         body["extra_body"] = {"temperature": request.temperature}
     return body
+
+
+def mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Put ``cache_control`` on the prefix that stays byte-stable across the requests of one conversation.
+
+    The system block and the last tool never change within a run. Of the messages, the newest
+    block is marked so the next request (which extends this one) reads the whole prompt back
+    from the cache; the user turn before the latest assistant reply, where the previous request
+    ended, is marked too, so this request reads that prefix exactly rather than relying on the
+    API's short look-back from the newest breakpoint (a tool turn can add many blocks).
+    """
+    marks: list[dict[str, Any]] = []
+    if body.get("system"):
+        marks.append(body["system"][-1])
+    if body.get("tools"):
+        marks.append(body["tools"][-1])
+    messages = body["messages"]
+    if messages:
+        marks.append(messages[-1]["content"][-1])
+    if len(messages) >= 3 and messages[-3]["role"] == "user":
+        marks.append(messages[-3]["content"][-1])
+    for block in marks[:MAX_CACHE_BREAKPOINTS]:
+        block["cache_control"] = dict(CACHE_CONTROL)
 
 
 @dataclass(slots=True)
@@ -100,8 +129,9 @@ class StreamState:
     """What a Messages stream has said so far."""
 
     blocks: dict[int, _Block] = field(default_factory=dict)
-    input_tokens: int = 0
-    cached_tokens: int = 0
+    fresh_input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_created_tokens: int = 0
     output_tokens: int = 0
     stop_reason: str | None = None
 
@@ -136,15 +166,15 @@ class StreamState:
         return ""
 
     def _add_usage(self, usage: Any) -> None:
+        """Counts from ``message_start`` then ``message_delta``; a field the later event leaves out keeps its value."""
         if usage is None:
             return
-        read = getattr(usage, "cache_read_input_tokens", None)
-        created = getattr(usage, "cache_creation_input_tokens", None)
-        fresh = getattr(usage, "input_tokens", None)
-        if fresh is not None:
-            self.input_tokens = int(fresh) + int(read or 0) + int(created or 0)
-        if read is not None:
-            self.cached_tokens = int(read)
+        if getattr(usage, "input_tokens", None) is not None:
+            self.fresh_input_tokens = int(usage.input_tokens)
+        if getattr(usage, "cache_read_input_tokens", None) is not None:
+            self.cache_read_tokens = int(usage.cache_read_input_tokens)
+        if getattr(usage, "cache_creation_input_tokens", None) is not None:
+            self.cache_created_tokens = int(usage.cache_creation_input_tokens)
         if getattr(usage, "output_tokens", None) is not None:
             self.output_tokens = int(usage.output_tokens)
 
@@ -159,7 +189,9 @@ class StreamState:
         )
 
     def usage(self) -> Usage:
-        return Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
+        """All input tokens (fresh, read from and written to the cache); cached: those read from it."""
+        total = self.fresh_input_tokens + self.cache_read_tokens + self.cache_created_tokens
+        return Usage(total, self.output_tokens, self.cache_read_tokens)
 
 
 class AnthropicProvider:
