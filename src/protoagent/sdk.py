@@ -64,6 +64,7 @@ from typing import Any
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
+from protoagent.events.usage import run_token_totals
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 from protoagent.workflow.evidence import check_results
 from protoagent.workflow.run import RunOptions, RunReport, run_task
@@ -160,4 +161,5 @@ def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
         "verification": evidence.get("verification", "no_checks"),
         "summary": ended.payload.get("summary", ""),
         "notes": list(evidence.get("notes", [])),
+        "tokens": dict(run_token_totals(events)),
     }

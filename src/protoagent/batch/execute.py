@@ -18,6 +18,7 @@ from typing import Any
 from protoagent.batch.isolation import prepare_workspace
 from protoagent.batch.tasks import BatchTask, Expectation
 from protoagent.errors import ProtoAgentError
+from protoagent.events.usage import token_totals
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +70,6 @@ async def _run(task: BatchTask, workspace: Path, setup: WorkerSetup) -> dict[str
         report = await run_task(task.objective, options)
         events = store.load(report.session_id)
     calls = sum(1 for e in events if e.type == "model.requested")
-    tokens_in = tokens_out = 0
-    for event in events:
-        if event.type == "model.completed":
-            usage = event.payload.get("usage", {})
-            tokens_in += int(usage.get("input_tokens", 0))
-            tokens_out += int(usage.get("output_tokens", 0))
     data = report.to_json()
     return {
         "session_id": report.session_id,
@@ -84,7 +79,7 @@ async def _run(task: BatchTask, workspace: Path, setup: WorkerSetup) -> dict[str
         "criteria_supported": data["criteria_supported"],
         "checks": data["checks"],
         "model_calls": calls,
-        "tokens": {"input": tokens_in, "output": tokens_out},
+        "tokens": dict(token_totals(events)),
     }
 
 

@@ -56,6 +56,7 @@ class Summary:
     tokens_in: int
     tokens_out: int
     model_calls: int
+    tokens_cached: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,7 +66,7 @@ class Summary:
             "expect_rate": self.expect_rate,
             "p50_s": self.p50_s,
             "p95_s": self.p95_s,
-            "tokens": {"input": self.tokens_in, "output": self.tokens_out},
+            "tokens": {"input": self.tokens_in, "output": self.tokens_out, "cached_input": self.tokens_cached},
             "model_calls": self.model_calls,
         }
 
@@ -78,7 +79,7 @@ class Summary:
             f"expect held {expect}",
             f"time        p50 {self.p50_s:.2f} s, p95 {self.p95_s:.2f} s",
             f"model calls {self.model_calls}",
-            f"tokens      {self.tokens_in} in, {self.tokens_out} out",
+            f"tokens      {self.tokens_in} in ({self.tokens_cached} cached), {self.tokens_out} out",
         ]
 
 
@@ -97,6 +98,7 @@ def summarize(rows: list[dict[str, Any]]) -> Summary:
         tokens_in=sum(int(t.get("input", 0)) for t in tokens),
         tokens_out=sum(int(t.get("output", 0)) for t in tokens),
         model_calls=sum(int(r.get("model_calls", 0)) for r in rows),
+        tokens_cached=sum(int(t.get("cached_input", 0)) for t in tokens),
     )
 
 

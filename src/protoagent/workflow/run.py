@@ -21,6 +21,7 @@ from protoagent.checks.tracked import RunnerRevisions
 from protoagent.checks.types import CheckPlan
 from protoagent.events.log import SessionLog
 from protoagent.events.types import Event
+from protoagent.events.usage import run_token_totals
 from protoagent.hooks.admission import ContextAdmissionHook
 from protoagent.hooks.compact_protocol import CompactProtocolHook, WorkerCard
 from protoagent.hooks.pipeline import HookRegistration
@@ -334,7 +335,10 @@ async def _drive(
     spec = session.spec
     lead = spec.lead or DEFAULT_LEADS["coding"]
     mode: AppMode = "work" if spec.mode == "work" else "coding"
-    return RunReport(session.session_id, status, contract.surface, evidence, summary, evidence.notes, mode, lead)
+    tokens = run_token_totals(log.events)
+    return RunReport(
+        session.session_id, status, contract.surface, evidence, summary, evidence.notes, mode, lead, tokens
+    )
 
 
 def _changed_files(events: list[Event]) -> list[str]:

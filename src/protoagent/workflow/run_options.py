@@ -12,6 +12,7 @@ from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
+from protoagent.events.usage import TokenTotals
 from protoagent.models.profile import ProfileRequest
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
@@ -38,6 +39,8 @@ class RunReport:
     """The session's persisted application mode."""
     lead: str = DEFAULT_LEADS["coding"]
     """The session's persisted lead agent."""
+    tokens: TokenTotals = field(default_factory=lambda: TokenTotals(input=0, output=0, cached_input=0))
+    """The run's model tokens: input (cached included), output and cached input."""
 
     def to_json(self) -> dict[str, Any]:
         e = self.evidence
@@ -57,6 +60,7 @@ class RunReport:
             "verification": e.verification,
             "summary": self.summary,
             "notes": list(self.notes),
+            "tokens": dict(self.tokens),
         }
 
 
