@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 from protoagent.context.projection import ProjectionSettings, ProjectionState, project_request
 from protoagent.context.tokens import EstimatingCounter, common_prefix_ratio, message_tokens, render_prompt
 from protoagent.hooks.projection import ToolContextProjectionHook
 from protoagent.models.types import ModelRequest
 
-from .support import METADATA, TOOLS, Conversation, big, payloads, tool_contents
+from .support import METADATA, TOOLS, Conversation, big, payloads, text_tool, tool_contents
 
 TIGHT = ProjectionSettings(budget_tokens=2000)
 """A budget that four 3,000-character results overflow."""
@@ -253,3 +254,31 @@ def test_a_read_after_the_edit_is_not_stale() -> None:
     chat.edit("dates.py", REV_B, agent="main")
     read = chat.read("dates.py", "new text", REV_B)
     assert tool_contents(ToolContextProjectionHook(METADATA)(chat.request(), chat.events))[read] == "new text"
+
+
+def test_a_revision_aware_tool_is_brought_back_through_its_metadata_not_its_name() -> None:
+    """Observation handling is declared by tool metadata rather than tool-name branches: any
+    revision-aware tool's projected result says to re-run that tool; declared projectable, the
+    same result says recall."""
+    chat = Conversation()
+    chat.user("task")
+    chat.turn()
+    data = {"path": "pkg/a.py", "revision": REV_A, "start_line": 3, "end_line": 9}
+    shown = chat.batch(("view_source", big("src")), data=data)[0]
+    chat.turn()
+    chat.batch(("search_regex", "latest"))
+    for observation, ending in (
+        (
+            "revision_aware",
+            (
+                "revision_aware",
+                f're-run view_source(path="pkg/a.py", start_line=3, end_line=9); revision {REV_A[:12]} at the time]',
+            ),
+        ),
+        ("projectable", f'recall(call_id="{shown}")]'),
+    ):
+        tool = text_tool("view_source", observation)
+        request = chat.request()
+        request = replace(request, tools=(*request.tools, tool.schema()))
+        hook = ToolContextProjectionHook({**METADATA, tool.name: tool.metadata}, ProjectionSettings(budget_tokens=100))
+        assert tool_contents(hook(request, chat.events))[shown].endswith(ending)

@@ -229,7 +229,7 @@ def _results(
             stale[call_id] = marker
             content = mark_stale(content, marker)
         tool = str(event.payload.get("tool", message.name or ""))
-        recovery = recovery_for(event, offered)
+        recovery = recovery_for(event, offered, lambda name: observation_of(name) == "revision_aware")
         receipt = None
         if recovery is not None and _may_project(message, event, tool, observation_of, settings.min_chars):
             body = render_receipt(message.content, event, recovery, settings.head_chars, settings.tail_chars)

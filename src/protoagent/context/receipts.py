@@ -2,8 +2,9 @@
 
 A receipt always names a call the receiving agent can make to see the content again:
 
-- a file read, when the agent has ``read_file``: re-run it over the same span; the revision
-  the read saw is quoted, so a different revision on the re-read says the file changed;
+- a read by a tool whose metadata declares it revision-aware, when the agent has that tool:
+  re-run it over the same span; the revision the read saw is quoted, so a different revision
+  on the re-read says the file changed;
 - any other result, when the agent has ``recall``: ``recall(call_id=...)`` returns the
   recorded output (from its artifact when there is one);
 - neither: the result is not projected, since nothing could bring it back.
@@ -14,13 +15,12 @@ A receipt always names a call the receiving agent can make to see the content ag
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from protoagent.context.staleness import SHOWN_REVISION_CHARS, read_facts
 from protoagent.events.types import Event
 
-READ_TOOL = "read_file"
 RECALL_TOOL = "recall"
 HEAD_CHARS = 320
 TAIL_CHARS = 160
@@ -34,18 +34,21 @@ class Recovery:
     tool: str
 
 
-def recovery_for(event: Event, offered: Collection[str]) -> Recovery | None:
-    """How the agent offered ``offered`` tools can see this result again; ``None``: it cannot."""
+def recovery_for(event: Event, offered: Collection[str], revision_aware: Callable[[str], bool]) -> Recovery | None:
+    """How the agent offered ``offered`` tools can see this result again; ``None``: it cannot.
+    A result of a tool whose metadata declares it revision-aware is got back by re-running that
+    tool over the same span; any other through ``recall``."""
     payload = event.payload
-    facts = read_facts(event) if payload.get("tool") == READ_TOOL else None
-    if facts is not None and READ_TOOL in offered:
+    tool = payload.get("tool")
+    facts = read_facts(event) if isinstance(tool, str) and revision_aware(tool) else None
+    if facts is not None and tool in offered:
         args = [f"path={json.dumps(facts.path)}"]
         if facts.start_line is not None:
             args.append(f"start_line={facts.start_line}")
         if facts.end_line is not None:
             args.append(f"end_line={facts.end_line}")
         revision = facts.revision[:SHOWN_REVISION_CHARS]
-        return Recovery(f"re-run read_file({', '.join(args)}); revision {revision} at the time", READ_TOOL)
+        return Recovery(f"re-run {tool}({', '.join(args)}); revision {revision} at the time", str(tool))
     call_id = payload.get("call_id")
     if RECALL_TOOL in offered and isinstance(call_id, str):
         return Recovery(f"recall(call_id={json.dumps(call_id)})", RECALL_TOOL)
@@ -63,4 +66,4 @@ def render_receipt(output: str, event: Event, recovery: Recovery, head_chars: in
     )
 
 
-__all__ = ["READ_TOOL", "RECALL_TOOL", "Recovery", "recovery_for", "render_receipt"]
+__all__ = ["RECALL_TOOL", "Recovery", "recovery_for", "render_receipt"]
