@@ -104,6 +104,6 @@ def test_router_request_reaches_an_openai_compatible_endpoint_as_its_schema(rout
 
 def test_router_request_to_anthropic_carries_no_action_protocol() -> None:
     body = anthropic_request(router_request(UNRULED), "claude", 1024)
-    assert body["system"] == ROUTER_PROMPT
+    assert [block["text"] for block in body["system"]] == [ROUTER_PROMPT]
     assert body["max_tokens"] == ROUTER_MAX_TOKENS
     assert '"type": "final"' not in json.dumps(body) and "tools" not in body
