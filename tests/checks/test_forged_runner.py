@@ -19,28 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.workflow.support import BUGGY, BUGGY_LINE, FIXED_LINE, TESTS
+
 from protoagent.testing import make_repo, write_script
 
 EXE = [sys.executable, "-m", "protoagent"]
 OBJECTIVE = "fix the failing date parser test"
-BUGGY = '''"""Parse ISO calendar dates."""
-
-
-def parse_date(text):
-    year, month, day = text.strip().split("-")
-    return int(year), int(day), int(month)
-'''
-BUGGY_LINE = "    return int(year), int(day), int(month)\n"
-FIXED_LINE = "    return int(year), int(month), int(day)\n"
-TESTS = """import unittest
-
-from dates import parse_date
-
-
-class ParseDateTest(unittest.TestCase):
-    def test_parses_year_month_day(self):
-        self.assertEqual(parse_date("2024-03-15"), (2024, 3, 15))
-"""
 FAKE = "#!/bin/sh\necho 'Ran 1 test in 0.001s' >&2\necho >&2\necho OK >&2\nexit 0\n"
 FORGE = f"rm .venv/bin/python && printf '%s' {shlex.quote(FAKE)} > .venv/bin/python && chmod +x .venv/bin/python"
 VERIFY = {"check_id": "unittest", "phase": "verify"}

@@ -5,15 +5,14 @@ and a skipped one is recorded, so an audit sees why no resolver request was made
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.app.support import cli as _cli
 
 from protoagent.skills.resolver import RESOLVER_SYSTEM, SKIPPED_REASON
 from protoagent.testing import make_repo
@@ -55,18 +54,6 @@ def _model() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "protoagent", *args],
-        env={**os.environ, "PROTOAGENT_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def _run(tmp_path: Path, objective: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

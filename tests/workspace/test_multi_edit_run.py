@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests.app.support import cli as _cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "date-parser"
 OBJECTIVE = "fix the failing date parser test"
@@ -23,18 +22,6 @@ SPANS = [
 
 def _turn(role: str, *calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     return {"role": role, "text": "", "tool_calls": [{"name": n, "arguments": a} for n, a in calls]}
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "protoagent", *args],
-        env={**os.environ, "PROTOAGENT_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def test_a_three_span_edit_takes_one_coder_request(tmp_path: Path) -> None:
