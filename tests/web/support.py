@@ -49,9 +49,9 @@ class Server:
         return f"{self.url}/?token={self.token}"
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
 
@@ -70,7 +70,7 @@ def running_server(
     options = {"tester": False, "mcp": mcp}
     config = web_config(host, token or secrets.token_urlsafe(24), [root], root / ".home", options)
     hub = RunHub()
-    port = free_port()
+    port = free_port(host if host != "0.0.0.0" else "127.0.0.1")
     app = create_app(config, store, hub)
     settings = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
     server = uvicorn.Server(settings)
@@ -82,7 +82,8 @@ def running_server(
             raise RuntimeError("the web server did not start")
         time.sleep(0.02)
     try:
-        yield Server(f"http://127.0.0.1:{port}", store, hub, root, config.token)
+        shown = host if host != "0.0.0.0" else "127.0.0.1"
+        yield Server(f"http://{shown}:{port}", store, hub, root, config.token)
     finally:
         server.should_exit = True
         thread.join(15)

@@ -126,6 +126,15 @@ def test_other_origins_and_rebound_host_names_are_refused(tmp_path: Path) -> Non
         assert rebound.status_code == 403
 
 
+def test_a_server_bound_to_another_loopback_address_answers_on_it(tmp_path: Path) -> None:
+    with running_server(tmp_path, host="127.0.0.2") as server, server.client() as client:
+        assert server.url.startswith("http://127.0.0.2:")
+        assert client.get("/api/sessions").status_code == 200
+        assert client.get("/api/sessions", headers={"Host": "localhost"}).status_code == 200
+        for rebound in ("127.0.0.2.evil.example", "evil.example", "10.0.0.1"):
+            assert client.get("/api/sessions", headers={"Host": rebound}).status_code == 403, rebound
+
+
 def test_cancel_stops_the_runs_processes(tmp_path: Path) -> None:
     repo = date_repo(tmp_path)
     marker = "987.654"

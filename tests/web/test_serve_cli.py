@@ -18,9 +18,11 @@ from .support import free_port
 
 
 @contextmanager
-def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[int, str]]:
+def serve(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, host: str = "127.0.0.1"
+) -> Iterator[tuple[int, str]]:
     """``protoagent serve`` on a free port; yields the port and the line it printed at start."""
-    port = free_port()
+    port = free_port(host)
     environ = {k: v for k, v in os.environ.items() if k != "PROTOAGENT_TOKEN"}
     environ |= {"PROTOAGENT_HOME": str(tmp_path / "home"), **(env or {})}
     command = [sys.executable, "-m", "protoagent", "serve", "--port", str(port), "--root", str(tmp_path), *args]
@@ -31,7 +33,7 @@ def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iter
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+                httpx.get(f"http://{host}:{port}/", timeout=2)
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and server.poll() is None, f"serve did not start: {line}"
@@ -55,6 +57,18 @@ def test_serve_listens_on_loopback_and_prints_the_url_with_a_fresh_token(tmp_pat
         assert response.status_code == 200 and response.json() == []
         with httpx.Client() as browser:
             page = browser.get(f"http://127.0.0.1:{port}/?token={token}", follow_redirects=True)
+            assert page.status_code == 200 and "<title>ProtoAgent</title>" in page.text
+
+
+def test_serve_on_another_loopback_address_prints_it_and_answers_there(tmp_path: Path) -> None:
+    with serve(tmp_path, "--host", "127.0.0.2", host="127.0.0.2") as (port, line):
+        found = re.search(rf"http://127\.0\.0\.2:{port}/\?token=([A-Za-z0-9_-]{{40,}})", line)
+        assert found is not None, line
+        headers = {"Authorization": f"Bearer {found.group(1)}"}
+        response = httpx.get(f"http://127.0.0.2:{port}/api/sessions", headers=headers)
+        assert response.status_code == 200 and response.json() == []
+        with httpx.Client() as browser:
+            page = browser.get(f"http://127.0.0.2:{port}/?token={found.group(1)}", follow_redirects=True)
             assert page.status_code == 200 and "<title>ProtoAgent</title>" in page.text
 
 

@@ -1,5 +1,5 @@
-"""Who may talk to the server: a bearer token or its cookie, always; loopback Host names on a
-loopback bind; same origin.
+"""Who may talk to the server: a bearer token or its cookie, always; loopback Host names (and
+the bound address) on a loopback bind; same origin.
 
 Loopback is not a boundary between the people of one machine: every local user can connect
 to 127.0.0.1, so the token is required there too."""
@@ -33,12 +33,19 @@ def _hostname(authority: str) -> str:
     return urlsplit("//" + authority).hostname or ""
 
 
+def _loopback_host_name(name: str) -> bool:
+    """``localhost`` or a loopback address literal (``127.0.0.2``, ``::1``): names no other web
+    site can point at this server through DNS rebinding, since no DNS answer is involved."""
+    return name in LOOPBACK_NAMES or is_loopback(name)
+
+
 class AccessGuard:
     """ASGI middleware in front of every route.
 
     A request needs ``Authorization: Bearer <token>`` or the token cookie; opening any page with
     ``?token=<token>`` sets the cookie and drops the token from the address. On a loopback bind
-    the ``Host`` must also be a loopback name, which keeps other web sites out through DNS
+    the ``Host`` must also be ``localhost`` or a loopback address (any of 127.0.0.0/8, so
+    ``--host 127.0.0.2`` answers on its own address), which keeps other web sites out through DNS
     rebinding. A request from another origin (``Origin`` set and not this server) is refused.
     An empty token refuses everything.
     """
@@ -58,7 +65,7 @@ class AccessGuard:
         if origin is not None and urlsplit(origin).netloc != host:
             await _refuse(send, 403, f"cross-origin request from {origin!r} refused")
             return
-        if self.loopback and _hostname(host) not in LOOPBACK_NAMES:
+        if self.loopback and not _loopback_host_name(_hostname(host)):
             await _refuse(send, 403, f"host {host!r} is not a loopback name; open http://127.0.0.1:PORT/")
             return
         query = parse_qs(scope.get("query_string", b"").decode())
