@@ -121,6 +121,16 @@ class OutputJournal:
             data = read(0, limit // 2) + b"\n" + read(size - limit // 2, limit // 2)
         return _decode(data)
 
+    def peek(self, start: int, limit: int) -> tuple[str, int]:
+        """The stored output from ``start`` (at most ``limit`` bytes, whole UTF-8 sequences) and
+        the offset after it, without moving the observed offset: a live view for a person."""
+        with self._lock:
+            read = self._output.read if self._output is not None else _file_reader(self._path)
+            size = self.size
+            start = min(start, size)
+            end = _complete_utf8_end(read, start, min(size, start + limit))
+            return _decode(read(start, end - start)), end
+
     def consume(self, limit: int, *, settled: bool) -> Observation:
         """Observe the output produced since the previous observation, bounded by ``limit``.
 

@@ -29,10 +29,12 @@ from protoagent.processes.command import (
     prepare_command,
     workspace_path,
 )
+from protoagent.processes.live import LIVE_OUTPUT
 from protoagent.processes.results import listing, observe
 from protoagent.processes.runner import ProcessRegistry, session_home
 from protoagent.processes.sandbox import asks_each_command
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.tools.cancellation import attach_partial_output
 
 SHELL = "/bin/sh"
 DEFAULT_YIELD_MS = 10_000
@@ -207,9 +209,11 @@ async def _launch(prepared: Prepared, ctx: ToolContext, *, listed: bool) -> Tool
             data={"argv": list(launch.command.argv), "cwd": str(launch.command.cwd), "exit_code": None},
         )
     try:
-        finished = await process.wait(launch.yield_s)
-    except asyncio.CancelledError:
+        with LIVE_OUTPUT.watching(ctx.session_id, ctx.call_id, process.journal):
+            finished = await process.wait(launch.yield_s)
+    except asyncio.CancelledError as cancelled:
         process.kill()
+        attach_partial_output(cancelled, observe(process))  # the call's tool.ended keeps the output so far
         raise
     finally:
         if not listed:

@@ -3,6 +3,7 @@ post-execute → finalize → immutable result event."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from protoagent.models.tool_arguments import (
 from protoagent.models.types import ToolCall
 from protoagent.tools.approvals import EFFECTS_NEEDING_APPROVAL, ApprovalRequest, ApprovalService, Decision
 from protoagent.tools.base import AnyTool, Prepared, Profile, ToolContext, ToolOutput
+from protoagent.tools.cancellation import partial_output
 from protoagent.tools.registry import ToolRegistry
 
 Status = Literal["ok", "error", "denied", "rejected"]
@@ -120,6 +122,14 @@ class ToolPipeline:
             "tool.started",
             {"call_id": call.id, "tool": call.name, "arguments": call.arguments, "presentation": presentation},
         )
+        try:
+            return await self._run(c, allowed, profile)
+        except asyncio.CancelledError as cancelled:
+            self._cancelled(c, cancelled)
+            raise
+
+    async def _run(self, c: _Call, allowed: Sequence[str] | None, profile: Profile | None) -> ToolResult:
+        call, agent = c.call, c.agent
         try:
             tool, args = self._materialize(call, allowed)
             ctx = self._context(call, agent, profile)
@@ -234,6 +244,15 @@ class ToolPipeline:
         return ToolContext(
             self.log.session_id, call.id, env.root, agent, profile or env.profile, env.artifacts_dir, env.services
         )
+
+    def _cancelled(self, c: _Call, cancelled: asyncio.CancelledError) -> None:
+        """A call the run's cancellation stopped still ends in the log, with what it produced so far."""
+        partial = partial_output(cancelled)
+        text = f"cancelled: the run was stopped while {c.call.name} ran"
+        if partial is not None and partial.text:
+            text += f"; output so far:\n{partial.text}"
+        data = {**(partial.data if partial is not None else {}), "cancelled": True}
+        self._finish(c, "error", text, data, partial.artifact if partial is not None else None)
 
     def _finish(
         self, c: _Call, status: Status, output: str, data: dict[str, Any], artifact: str | None = None

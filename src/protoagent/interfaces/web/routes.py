@@ -22,6 +22,7 @@ from protoagent.interfaces.web.hub import Conflict, RunHub
 from protoagent.interfaces.web.requests import ApprovalBody, MessageBody, RunBody, WebConfig, check_session_id
 from protoagent.interfaces.web.runs import continue_starter, run_starter
 from protoagent.interfaces.web.scope import SessionScope
+from protoagent.processes.live import LIVE_OUTPUT
 from protoagent.tools.approvals import ApprovalAnswer
 
 KEEPALIVE_S = 15.0
@@ -90,6 +91,13 @@ def _session_routes(app: FastAPI, scope: SessionScope, hub: RunHub) -> None:
     async def events(session_id: str) -> dict[str, Any]:
         loaded = scope.load(check_session_id(session_id))
         return {"session_id": session_id, "running": hub.running(session_id), "events": [_dump(e) for e in loaded]}
+
+    @app.get("/api/sessions/{session_id}/calls/{call_id}/output")
+    async def live_output(session_id: str, call_id: str, after: int = 0) -> dict[str, Any]:
+        """The output of a command while its call runs, from byte ``after`` on (not consumed)."""
+        scope.check(check_session_id(session_id))
+        read = LIVE_OUTPUT.read(session_id, call_id, after)
+        return {"call_id": call_id, "text": read.text, "next": read.next, "running": read.running}
 
     @app.get("/api/sessions/{session_id}/stream")
     async def stream(session_id: str, request: Request) -> StreamingResponse:
