@@ -47,6 +47,8 @@ def test_edit_replaces_exactly_one_occurrence_and_keeps_rest_intact(source: Path
         "source_revision": _revision(expected.encode()),
         "lines_added": 1,
         "lines_removed": 1,
+        "preimage": SOURCE,
+        "afterimage": expected,
     }
 
 

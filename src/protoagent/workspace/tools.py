@@ -20,6 +20,7 @@ from protoagent.workspace.files import (
     revision_of,
     write_atomic,
 )
+from protoagent.workspace.images import write_images
 from protoagent.workspace.inputs import (
     CreateFileInput,
     EditFileInput,
@@ -71,6 +72,8 @@ class _WritePlan:
     """None for a new file."""
     summary: str
     diff: str = ""
+    before: str | None = None
+    """The text the write replaces (None for a new file): recorded as the write's preimage."""
 
 
 async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
@@ -88,6 +91,7 @@ async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
     data: dict[str, Any] = {"path": plan.path, "revision_before": plan.revision_before}
     data["source_revision"] = revision
     data["lines_added"], data["lines_removed"] = diff_stat(plan.diff)
+    data.update(write_images(plan.before, plan.data))
     return ToolOutput(f"{plan.summary}; source_revision: {revision}", data=data)
 
 
@@ -171,7 +175,7 @@ class EditFileTool(Tool[EditFileInput]):
         text, revision = _read_current(ctx, path, args.expected_revision)
         edit = replace_each_exactly_once(text, pairs, path)
         summary = f"edited {path} lines {edit.lines_label()}"
-        plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary, edit.diff)
+        plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary, edit.diff, before=text)
         return Prepared(preview=edit.diff, effect="write", paths=(path,), state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
@@ -246,7 +250,7 @@ class ReplaceFileTool(Tool[ReplaceFileInput]):
         if content == text:
             raise ToolRejected(f"content is identical to {path!r}; nothing would change", kind="no_change")
         diff = whole_file_diff(path, text, content)
-        plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}", diff)
+        plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}", diff, before=text)
         return Prepared(diff, "write", paths=(path,), state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
