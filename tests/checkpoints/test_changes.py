@@ -16,7 +16,7 @@ def _log(home: Path, sid: str) -> list[Event]:
 
 
 def test_changes_per_file_hold_the_first_preimage_and_the_last_afterimage(tmp_path: Path) -> None:
-    home, repo, sid = three_turn_session(tmp_path)
+    home, _repo, sid = three_turn_session(tmp_path)
     log = _log(home, sid)
     assert [t.number for t in user_turns(log)] == [1, 2, 3]
     changes = {c.path: c for c in session_changes(log)}
