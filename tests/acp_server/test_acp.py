@@ -42,12 +42,16 @@ def test_prompt_edit_allowed_in_the_editor_applies_it_and_streams_tool_calls(tmp
     tool_call, options = asked[0]
     assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
     diff = tool_call.content[0] if tool_call.content else None
-    assert isinstance(diff, FileEditToolCallContent) and diff.path == "dates.py"
+    assert isinstance(diff, FileEditToolCallContent) and diff.path == str(repo / "dates.py")
     assert "int(month), int(day)" in diff.new_text and "int(day), int(month)" in (diff.old_text or "")
     started = [u for u in client.of("tool_call") if u.title.startswith("edit_file")]
     assert started and started[0].kind == "edit"
+    assert tool_call.tool_call_id == started[0].tool_call_id
+    assert started[0].locations[0].path == str(repo / "dates.py")
     ended = [u for u in client.of("tool_call_update") if u.tool_call_id == started[0].tool_call_id and u.status]
     assert ended[-1].status == "completed"
+    kept = [c for c in ended[-1].content if isinstance(c, FileEditToolCallContent)]
+    assert kept and "int(month), int(day)" in kept[0].new_text, "the completed edit keeps its diff"
     assert any("Fixed parse_date" in u.content.text for u in client.of("agent_message_chunk"))
     assert client.of("plan") and all(e.status == "completed" for e in client.of("plan")[-1].entries)
 
@@ -121,7 +125,7 @@ def test_session_load_replays_a_recorded_session(tmp_path: Path) -> None:
     assert client.of("user_message_chunk")[0].content.text == "fix"
     assert any("Fixed parse_date" in u.content.text for u in client.of("agent_message_chunk"))
     edits = [u for u in client.of("tool_call") if u.kind == "edit"]
-    assert edits and edits[0].locations[0].path == "dates.py"
+    assert edits and edits[0].locations[0].path == str(repo / "dates.py")
     diffs = [c for u in client.of("tool_call_update") for c in u.content or () if c.type == "diff"]
     assert diffs and "int(month), int(day)" in diffs[0].new_text
     assert client.permissions == []
@@ -232,3 +236,100 @@ def test_prompts_continue_one_recorded_session_also_after_session_load(tmp_path:
         events = store.load(recorded)
     said = [e.payload["text"] for e in events if e.type == "user.message" and e.agent == "architect"]
     assert said == ["hello", "hello again", "one more"]
+
+
+def test_the_id_session_new_returned_loads_after_an_agent_restart_and_is_listed(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    home = tmp_path / "home"
+    script = write_script(tmp_path / "s.jsonl", [final_turn("Noted.", role="architect")])
+
+    async def first_agent() -> str:
+        async with acp_agent(home, script, RecordingClient()) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            await asyncio.wait_for(_prompt(conn, session.session_id, "hello"), 60)
+            return str(session.session_id)
+
+    acp_id = asyncio.run(first_agent())
+    with open_store(home) as store:
+        assert [row.session_id for row in store.list()] == [acp_id], "the ACP id is the recorded id"
+    replay = RecordingClient()
+
+    async def restarted_agent() -> list[str]:
+        async with acp_agent(home, script, replay) as (conn, _):
+            listed = await asyncio.wait_for(conn.list_sessions(cwd=str(repo)), 60)
+            elsewhere = await asyncio.wait_for(conn.list_sessions(cwd=str(tmp_path)), 60)
+            assert elsewhere.sessions == []
+            await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=acp_id), 60)
+            await asyncio.wait_for(_prompt(conn, acp_id, "again"), 60)
+            return [f"{s.session_id} {s.cwd} {s.title}" for s in listed.sessions]
+
+    assert asyncio.run(restarted_agent()) == [f"{acp_id} {repo} hello"]
+    assert [u.content.text for u in replay.of("user_message_chunk")][:1] == ["hello"]
+    with open_store(home) as store:
+        events = store.load(acp_id)
+    said = [e.payload["text"] for e in events if e.type == "user.message" and e.agent == "architect"]
+    assert said == ["hello", "again"]
+
+
+def test_initialize_advertises_session_list(tmp_path: Path) -> None:
+    client = RecordingClient()
+    home = tmp_path / "home"
+
+    async def scenario() -> object:
+        env = {**os.environ, "PROTOAGENT_HOME": str(home)}
+        from acp import PROTOCOL_VERSION, spawn_agent_process
+
+        args = ("-m", "protoagent", "acp", "--model", "scripted:none.jsonl")
+        async with spawn_agent_process(client, sys.executable, *args, env=env) as (conn, _):
+            response = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+            return response.agent_capabilities
+
+    capabilities = asyncio.run(scenario())
+    assert capabilities.session_capabilities.list is not None  # type: ignore[attr-defined]
+    assert capabilities.load_session  # type: ignore[attr-defined]
+
+
+def test_an_unreachable_model_ends_the_prompt_with_a_visible_failure_message(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    client = RecordingClient()
+    home = tmp_path / "home"
+    env = {**os.environ, "PROTOAGENT_HOME": str(home)}
+    unreachable = "openai-compatible:http://127.0.0.1:9/v1#nothing-listens"
+
+    async def scenario() -> str:
+        from acp import PROTOCOL_VERSION, spawn_agent_process
+
+        args = ("-m", "protoagent", "acp", "--model", unreachable)
+        async with spawn_agent_process(client, sys.executable, *args, env=env) as (conn, _):
+            await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+            session = await conn.new_session(cwd=str(repo))
+            response = await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 120)
+            return str(response.stop_reason)
+
+    assert asyncio.run(scenario()) == "end_turn"
+    said = "".join(u.content.text for u in client.of("agent_message_chunk"))
+    assert "connection failed" in said, said
+    assert "── failed" in said and "Notes:" in said
+
+
+def test_tool_call_ids_stay_unique_across_prompts_of_one_session(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    read = {"role": "architect", "tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "dates.py"}}]}
+    script = write_script(tmp_path / "s.jsonl", [read, final_turn("Read it.", role="architect")])
+    client = RecordingClient()
+
+    async def scenario() -> None:
+        async with acp_agent(tmp_path / "home", script, client, "--approval", "auto") as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            for text in ("what does dates.py do?", "and now?"):
+                await asyncio.wait_for(_prompt(conn, session.session_id, text), 60)
+
+    asyncio.run(scenario())
+    reads = [u for u in client.of("tool_call") if u.kind == "read"]
+    assert len(reads) == 2
+    ids = [u.tool_call_id for u in client.of("tool_call")]
+    assert len(ids) == len(set(ids)), ids
+    assert all(u.locations[0].path == str(repo / "dates.py") for u in reads)
+    for started in reads:  # each call's updates reach the call they belong to
+        ended = [u for u in client.of("tool_call_update") if u.tool_call_id == started.tool_call_id and u.status]
+        assert ended and ended[-1].status == "completed"

@@ -66,6 +66,9 @@ class SessionSpec:
     """The lead agent of the session, persisted at creation."""
     resume_id: str | None = None
     """Continue this recorded session (its log is opened, not created)."""
+    session_id: str | None = None
+    """The id of a new session when an interface handed it out before the first run (ACP's
+    ``session/new``); a fresh id when unset. Ignored with ``resume_id``."""
     extra_roots: Sequence[Path] = ()
     """Further repositories of a multi-repository session (``repo`` is the primary); tools
     reach them by absolute path, confined beneath each root. Persisted at creation."""
@@ -145,7 +148,7 @@ class AgentSession:
         """Compose and record a new session. Anything unknown or broken fails here, before any
         model call and before the log exists. The session is claimed for this run first (a second
         run on it, from any process, is refused with ``SessionRunning``); ``close`` gives it back."""
-        session_id = spec.resume_id or new_session_id()
+        session_id = spec.resume_id or spec.session_id or new_session_id()
         lease = claim_session(spec.store, session_id)
         try:
             session = cls._compose(spec, session_id)

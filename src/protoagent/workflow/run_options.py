@@ -105,6 +105,9 @@ class RunOptions:
     """The lead agent of a new session (default: the mode's default lead)."""
     resume: str | None = None
     """Continue this recorded session from its log: same mode, workspace, lead and task record."""
+    session_id: str | None = None
+    """The id a new session gets (an interface that named it before the first run, as ACP's
+    ``session/new`` does); a fresh id when unset. Ignored with ``resume``."""
     skill_resolver: bool | None = None
     """Run the implicit skill resolver before the model; ``None``: on for standard profiles."""
     extra_repos: tuple[Path, ...] = ()

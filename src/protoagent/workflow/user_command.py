@@ -44,6 +44,7 @@ async def run_user_command(command: str, team: RunTeam, extra: tuple[Path, ...],
         mode=team.mode,
         lead=team.lead.name,
         resume_id=options.resume,
+        session_id=options.session_id,
         extra_roots=extra,
     )
     session = AgentSession.create(spec)

@@ -1,4 +1,7 @@
-"""``ProtoAgentAcp``: the ACP agent side. Each prompt is a governed run; its log is streamed."""
+"""``ProtoAgentAcp``: the ACP agent side. Each prompt is a governed run; its log is streamed.
+
+The ACP session id is the recorded session's id: ``session/new`` hands out the id its first
+prompt records under, so ``session/load`` and ``session/list`` work across agent restarts."""
 
 from __future__ import annotations
 
@@ -9,22 +12,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionListCapabilities,
+    SetSessionModeResponse,
 )
 
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.events.log import new_session_id
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
+from protoagent.interfaces.acp.commands import available_commands, mode_state, policy_for_mode
+from protoagent.interfaces.acp.ending import RunWatch
+from protoagent.interfaces.acp.listing import SessionListing
 from protoagent.interfaces.acp.permissions import permission_answerer
 from protoagent.interfaces.acp.updates import Update, UpdateTranslator
 from protoagent.tools.approvals import Policy
@@ -46,11 +56,16 @@ class AcpConfig:
 @dataclass(slots=True)
 class _Session:
     repo: Path
-    recorded: str | None = None
-    """The recorded session this conversation continues (the latest run's, or a loaded one)."""
+    policy: Policy
+    """The session's mode: the approval policy its next prompt runs under."""
+    recorded: bool = False
+    """Whether the session has a log yet (its first prompt made one, or it was loaded)."""
     run: asyncio.Task[Any] | None = None
     cancelled: bool = False
-    queue: asyncio.Queue[Update] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[Update | Any] = field(default_factory=asyncio.Queue)
+    translator: UpdateTranslator = field(default_factory=UpdateTranslator)
+    """One fold for the session's life, so tool call ids stay unique across its prompts."""
+    sender: asyncio.Task[None] | None = None
 
 
 class ProtoAgentAcp:
@@ -60,6 +75,7 @@ class ProtoAgentAcp:
         self.config = config
         self._client: Client | None = None
         self._sessions: dict[str, _Session] = {}
+        self._listing = SessionListing(config.store)
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -74,35 +90,61 @@ class ProtoAgentAcp:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="protoagent", title="ProtoAgent", version=_version()),
         )
 
     async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
+        """A session whose first prompt records under the id handed out here."""
         session_id = new_session_id()
-        self._sessions[session_id] = _Session(_repo(cwd))
-        return NewSessionResponse(session_id=session_id)
+        session = self._open(session_id, _Session(_repo(cwd), self.config.approval))
+        return NewSessionResponse(session_id=session_id, modes=mode_state(session.policy))
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
-        """Replay a recorded session's history as updates; later prompts continue from it.
-
-        ``session_id`` is a recorded session's id, or one this server handed out whose prompts
-        were recorded (its recorded session is replayed)."""
+        """Replay a recorded session's history as updates; later prompts continue it (also after
+        this agent restarted: the id ``session/new`` returned is the recorded id)."""
         known = self._sessions.get(session_id)
-        recorded = known.recorded if known is not None and known.recorded is not None else session_id
+        if known is not None and not known.recorded:
+            raise RequestError.invalid_params(
+                {"message": f"session {session_id!r} has no prompt recorded yet; send a prompt to it instead"}
+            )
         try:
-            events = self.config.store.load(recorded)
+            events = self.config.store.load(session_id)
         except SessionLoadError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
+        if not events:
+            raise RequestError.invalid_params({"message": f"no recorded session {session_id!r}"})
         translator = UpdateTranslator()
         for event in events:
             for update in translator.translate(event):
                 await self.client.session_update(session_id, update)
         # A recorded session's workspace is authoritative: it is continued where it was made.
-        root = str(events[0].payload.get("root") or cwd) if events else cwd
-        self._sessions[session_id] = _Session(_repo(root), recorded=recorded)
-        return LoadSessionResponse()
+        root = str(events[0].payload.get("root") or cwd)
+        policy = known.policy if known is not None else self.config.approval
+        session = self._open(session_id, _Session(_repo(root), policy, recorded=True, translator=translator))
+        return LoadSessionResponse(modes=mode_state(session.policy))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
+        """The recorded top-level sessions, newest first (those under ``cwd`` when given)."""
+        if cwd is not None and not Path(cwd).is_absolute():
+            raise RequestError.invalid_params({"message": f"cwd {cwd!r} must be an absolute path"})
+        try:
+            return self._listing.page(Path(cwd) if cwd is not None else None, cursor)
+        except ValueError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
+        """Switch the session's approval policy; it governs the session's next prompt."""
+        session = self._session(session_id)
+        policy = policy_for_mode(mode_id)
+        if policy is None:
+            known = ", ".join(s.id for s in mode_state(session.policy).available_modes)
+            raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}; use one of {known}"})
+        session.policy = policy
+        return SetSessionModeResponse()
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = self._session(session_id)
@@ -112,8 +154,8 @@ class ProtoAgentAcp:
         if not text.strip():
             raise RequestError.invalid_params({"message": "the prompt is empty: say what you want done"})
         session.cancelled = False
-        sender = asyncio.create_task(self._send_updates(session_id, session))
-        session.run = asyncio.create_task(run_task(text, self._options(session_id, session)))
+        watch = RunWatch()
+        session.run = asyncio.create_task(run_task(text, self._options(session_id, session, watch)))
         try:
             report = await session.run
         except asyncio.CancelledError:
@@ -124,9 +166,10 @@ class ProtoAgentAcp:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         finally:
             await session.queue.join()
-            sender.cancel()
-        session.recorded = report.session_id
-        return PromptResponse(stop_reason="end_turn")
+        final = watch.final_message(report)
+        if final:
+            await self.client.session_update(session_id, update_agent_message_text(final))
+        return PromptResponse(stop_reason=watch.stop_reason())
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self._sessions.get(session_id)
@@ -147,22 +190,36 @@ class ProtoAgentAcp:
             )
         return session
 
-    def _options(self, session_id: str, session: _Session) -> RunOptions:
+    def _open(self, session_id: str, session: _Session) -> _Session:
+        """Register ``session``, start its update sender and advertise its slash commands."""
+        old = self._sessions.get(session_id)
+        if old is not None and old.sender is not None:
+            old.sender.cancel()
+        self._sessions[session_id] = session
+        session.sender = asyncio.create_task(self._send_updates(session_id, session))
         config = self.config
-        translator = UpdateTranslator()
+        commands = available_commands(session.repo, config.data_home, config.agents.get("mcp", False))
+        # A moment later, so the editor hears of the commands after the response naming the session.
+        asyncio.get_running_loop().call_later(0.05, session.queue.put_nowait, commands)
+        return session
+
+    def _options(self, session_id: str, session: _Session, watch: RunWatch) -> RunOptions:
+        config = self.config
+        translator = session.translator
 
         def on_event(event: Event) -> None:
             if event.type == "session.created":
-                session.recorded = event.session_id  # later prompts continue it, even after a cancel
+                session.recorded = True  # later prompts continue it, even after a cancel
+            watch.see(event)
             for update in translator.translate(event):
                 session.queue.put_nowait(update)
 
-        answerer = permission_answerer(session_id, self.client.request_permission, session.queue.join)
+        answerer = permission_answerer(session_id, self.client.request_permission, session.queue.join, translator)
         return RunOptions(
             repo=session.repo,
             model=config.model,
             store=config.store,
-            approval=config.approval,
+            approval=session.policy,
             answerer=answerer,
             tester=config.agents.get("tester", True),
             scout=config.agents.get("scout", False),
@@ -170,7 +227,8 @@ class ProtoAgentAcp:
             data_home=config.data_home,
             on_event=on_event,
             artifacts_root=config.data_home / "artifacts",
-            resume=session.recorded,
+            resume=session_id if session.recorded else None,
+            session_id=session_id,
         )
 
     async def _send_updates(self, session_id: str, session: _Session) -> None:

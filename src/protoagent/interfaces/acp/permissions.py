@@ -15,7 +15,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from protoagent.interfaces.acp.updates import diff_content, tool_kind
+from protoagent.interfaces.acp.updates import UpdateTranslator, diff_content, tool_kind
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 
 ALLOW_ONCE = "allow-once"
@@ -32,15 +32,16 @@ Ask = Callable[[str, ToolCallUpdate, list[PermissionOption]], Awaitable[RequestP
 """The client's ``request_permission(session_id, tool_call, options)``."""
 
 
-def permission_tool_call(request: ApprovalRequest) -> ToolCallUpdate:
-    """The tool call the editor shows with the question: its kind and the diff or command."""
+def permission_tool_call(request: ApprovalRequest, translator: UpdateTranslator) -> ToolCallUpdate:
+    """The tool call the editor shows with the question: its kind and the diff or command, under
+    the id and absolute path its updates carry."""
     content: list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent]
     if request.effect == "write" and request.paths:
-        content = [diff_content(request.paths[0], request.preview)]
+        content = [diff_content(translator.absolute(request.paths[0]), request.preview)]
     else:
         content = [tool_content(text_block(request.preview))]
     return ToolCallUpdate(
-        tool_call_id=request.call_id,
+        tool_call_id=translator.tool_call_id(request.agent, request.call_id),
         title=f"{request.tool} wants to {request.effect}",
         kind=tool_kind(request.tool, "diff" if request.effect == "write" else "terminal"),
         status="pending",
@@ -64,13 +65,15 @@ def answer_from_response(response: RequestPermissionResponse) -> ApprovalAnswer:
             return ApprovalAnswer.deny(f"the editor chose an unknown option {other!r}; denied")
 
 
-def permission_answerer(session_id: str, ask: Ask, before: Callable[[], Awaitable[None]]) -> Answerer:
+def permission_answerer(
+    session_id: str, ask: Ask, before: Callable[[], Awaitable[None]], translator: UpdateTranslator
+) -> Answerer:
     """An answerer that asks the editor; ``before`` flushes pending updates so the tool call is
     shown before the question about it."""
 
     async def answer(request: ApprovalRequest) -> ApprovalAnswer:
         await before()
-        response = await ask(session_id, permission_tool_call(request), list(OPTIONS))
+        response = await ask(session_id, permission_tool_call(request, translator), list(OPTIONS))
         return answer_from_response(response)
 
     return answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from acp import (
@@ -101,15 +102,39 @@ def _title(tool: str, arguments: dict[str, Any]) -> str:
 class UpdateTranslator:
     """Folds one session's events, in order, into ACP updates.
 
-    The plan is the run's workflow: each phase and each worker assignment is an entry; the
-    newest is in progress and earlier ones are completed.
+    One translator lives as long as the editor's session, across its prompts (and a replay), so
+    tool call ids stay unique in the session: a call id a later run repeats gets a suffix.
+    Locations and diff paths are absolute (the schema says so), resolved against the session's
+    root. The plan is the current run's workflow: each phase and each worker assignment is an
+    entry; the newest is in progress and earlier ones are completed.
     """
 
     _plan: list[PlanEntry] = field(default_factory=list)
+    _root: Path | None = None
+    _ids: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(agent, call id) of the log → the ACP tool call id of its latest call."""
+    _used: set[str] = field(default_factory=set)
+    _diffs: dict[str, FileEditToolCallContent] = field(default_factory=dict)
+    """An edit's diff, by ACP tool call id, kept for its completion."""
+
+    def tool_call_id(self, agent: str, call_id: str) -> str:
+        """The ACP id of the log's call ``call_id`` by ``agent`` (its latest start)."""
+        return self._ids.get((agent, call_id), call_id)
+
+    def absolute(self, path: str) -> str:
+        """``path`` as the editor needs it: absolute, against the session's root."""
+        if self._root is None or Path(path).is_absolute():
+            return path
+        return str(self._root / path)
 
     def translate(self, event: Event) -> list[Update]:
         p = event.payload
         match event.type:
+            case "session.created" | "session.resumed":
+                self._plan = []  # each run has its own plan
+                if p.get("root"):
+                    self._root = Path(str(p["root"]))
+                return []
             case "user.message" if event.agent in MAIN_AGENTS:
                 return [update_user_message_text(str(p["text"]))]
             case "model.delta" if event.agent in MAIN_AGENTS:
@@ -117,24 +142,11 @@ class UpdateTranslator:
             case "model.delta":
                 return [update_agent_thought_text(str(p["text"]))]
             case "tool.started":
-                return [self._started(p)]
-            case "approval.requested" if p["effect"] == "write" and p.get("paths"):
-                content = [diff_content(str(p["paths"][0]), str(p["preview"]))]
-                return [update_tool_call(str(p["call_id"]), content=content)]
-            case "approval.requested":
-                return [update_tool_call(str(p["call_id"]), content=[tool_content(text_block(str(p["preview"])))])]
-            case "approval.decided" if p["decision"] == "allow":
-                return [update_tool_call(str(p["call_id"]), status="in_progress")]
-            case "tool.ended":
-                output = str(p["output"])[:OUTPUT_LIMIT]
-                return [
-                    update_tool_call(
-                        str(p["call_id"]),
-                        status=_STATUS.get(str(p["status"]), "failed"),
-                        content=[tool_content(text_block(output))] if output else None,
-                        raw_output={"status": p["status"], "data": p.get("data", {})},
-                    )
-                ]
+                return [self._started(event.agent, p)]
+            case "approval.decided" if p["decision"] != "allow":
+                return []  # the denial reaches the editor with the call's end
+            case "approval.requested" | "approval.decided" | "tool.ended":
+                return [self._progress(event.type, self.tool_call_id(event.agent, str(p["call_id"])), p)]
             case "workflow.phase":
                 return [self._advance(f"phase: {p['phase']}")]
             case "worker.started":
@@ -144,21 +156,71 @@ class UpdateTranslator:
             case _:
                 return []
 
-    def _started(self, p: dict[str, Any]) -> ToolCallStart:
+    def _progress(self, kind: str, acp_id: str, p: dict[str, Any]) -> ToolCallProgress:
+        if kind == "approval.requested":
+            if p["effect"] == "write" and p.get("paths"):
+                self._diffs[acp_id] = diff_content(self.absolute(str(p["paths"][0])), str(p["preview"]))
+                return update_tool_call(acp_id, content=[self._diffs[acp_id]])
+            return update_tool_call(acp_id, content=[tool_content(text_block(str(p["preview"])))])
+        if kind == "approval.decided":
+            return update_tool_call(acp_id, status="in_progress")
+        output = str(p["output"])[:OUTPUT_LIMIT]
+        content: list[Any] = [tool_content(text_block(output))] if output else []
+        diff = self._diffs.pop(acp_id, None)
+        if diff is not None and p["status"] == "ok":
+            content.insert(0, diff)  # the change stays on screen beside its receipt
+        return update_tool_call(
+            acp_id,
+            status=_STATUS.get(str(p["status"]), "failed"),
+            content=content or None,
+            raw_output={"status": p["status"], "data": p.get("data", {})},
+        )
+
+    def _started(self, agent: str, p: dict[str, Any]) -> ToolCallStart:
         arguments = dict(p.get("arguments") or {})
+        acp_id = self._new_id(agent, str(p["call_id"]))
         path = arguments.get("path")
-        locations = [ToolCallLocation(path=str(path))] if isinstance(path, str) else None
+        where = self.absolute(path) if isinstance(path, str) else None
+        presentation = str(p.get("presentation", "generic"))
+        diff = _argument_diff(str(p["tool"]), where, arguments) if presentation == "diff" else None
+        if diff is not None:
+            self._diffs[acp_id] = diff
         return start_tool_call(
-            str(p["call_id"]),
+            acp_id,
             _title(str(p["tool"]), arguments),
-            kind=tool_kind(str(p["tool"]), str(p.get("presentation", "generic"))),
+            kind=tool_kind(str(p["tool"]), presentation),
             status="pending",
-            locations=locations,
+            content=[diff] if diff is not None else None,
+            locations=[ToolCallLocation(path=where)] if where is not None else None,
             raw_input=arguments,
         )
+
+    def _new_id(self, agent: str, call_id: str) -> str:
+        acp_id, n = call_id, 1
+        while acp_id in self._used:
+            n += 1
+            acp_id = f"{call_id}-{n}"
+        self._used.add(acp_id)
+        self._ids[(agent, call_id)] = acp_id
+        return acp_id
 
     def _advance(self, content: str | None) -> AgentPlanUpdate:
         self._plan = [plan_entry(e.content, priority=e.priority, status="completed") for e in self._plan]
         if content is not None:
             self._plan.append(plan_entry(content, status="in_progress"))
         return update_plan(self._plan)
+
+
+def _argument_diff(tool: str, path: str | None, arguments: dict[str, Any]) -> FileEditToolCallContent | None:
+    """A write's diff from its arguments, until (or without) an approval's exact preview."""
+    if path is None:
+        return None
+    if tool == "edit_file":
+        edits = arguments.get("edits")
+        pairs: list[Any] = edits if isinstance(edits, list) else [arguments]
+        olds = [str(pair.get("old", "")) for pair in pairs if isinstance(pair, dict)]
+        news = [str(pair.get("new", "")) for pair in pairs if isinstance(pair, dict)]
+        return tool_diff_content(path, "\n".join(news), "\n".join(olds)) if olds else None
+    if isinstance(arguments.get("content"), str):
+        return tool_diff_content(path, str(arguments["content"]), None if tool == "create_file" else "")
+    return None

@@ -1,0 +1,61 @@
+"""How a prompt ends in the editor: the run's final message and the matching ACP stop reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from protoagent.events.types import Event
+    from protoagent.workflow.run import RunReport
+
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+LEADS = frozenset({"architect", "main"})
+
+
+@dataclass(slots=True)
+class RunWatch:
+    """What one prompt's run showed the editor so far: the lead's streamed words and whether its
+    turn ran out of model calls or steps."""
+
+    streamed: list[str] = field(default_factory=list)
+    limited: bool = False
+
+    def see(self, event: Event) -> None:
+        if event.agent not in LEADS:
+            return
+        if event.type == "model.delta":
+            self.streamed.append(str(event.payload["text"]))
+        elif event.type == "turn.ended":
+            self.limited = event.payload.get("status") == "limit"
+
+    def stop_reason(self) -> StopReason:
+        """``max_turn_requests`` when the lead's budget ran out, else ``end_turn`` (a failed run
+        ends its turn too; its final message says why)."""
+        return "max_turn_requests" if self.limited else "end_turn"
+
+    def final_message(self, report: RunReport) -> str:
+        """The report as the editor's last words: status, summary (unless the lead already said
+        it), checks and notes. Empty for a completed conversation whose reply was streamed."""
+        data = report.to_json()
+        said = "".join(self.streamed)
+        summary = report.summary.strip()
+        lines: list[str] = []
+        if summary and summary not in said:
+            lines.append(summary)
+        checks = [f"- {c['id']} ({c['phase']}): {c['outcome']}" for c in data["checks"]]
+        notes = [f"- {note}" for note in report.notes]
+        changed = data["changed_files"]
+        if changed:
+            lines.append("Changed: " + ", ".join(changed))
+        if checks:
+            lines += ["Checks:", *checks]
+        if notes:
+            lines += ["Notes:", *notes]
+        quiet = report.status == "completed" and report.surface in ("conversation", "question")
+        if quiet and not lines:
+            return ""
+        verified = " · verified" if data["verified"] else ""
+        head = f"── {report.status}{verified} · session {report.session_id}"
+        return "\n\n" + "\n".join([*lines, head]) + "\n"
