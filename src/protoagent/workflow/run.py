@@ -43,7 +43,7 @@ from protoagent.workflow.check_redirect import with_check_redirect
 from protoagent.workflow.contract import RunContract
 from protoagent.workflow.criteria import CRITERIA_TOOLS
 from protoagent.workflow.deferral import session_contract
-from protoagent.workflow.evidence import Evidence, check_results, compute_evidence, current_run
+from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
 from protoagent.workflow.explorer import EXPLORER_TOOLS
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
@@ -300,9 +300,7 @@ async def _drive(
     elif contract.surface == "verification":
         # The Verifier is model-free: the selected checks run as captured, and the receipts speak.
         await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
-        summary = (
-            "; ".join(f"{r.id}: {r.outcome}" for r in check_results(current_run(log.events))) or "no checks to run"
-        )
+        summary = "; ".join(f"{r.id}: {r.outcome}" for r in check_results(log.events)) or "no checks to run"
     else:
         agent = role.name if session.spec.mode == "work" else "architect"
         if contract.surface == "question":
@@ -314,9 +312,7 @@ async def _drive(
         failed = outcome.status == "failed"
         summary = outcome.text
     editing = contract.surface == "editing"
-    evidence = compute_evidence(
-        current_run(log.events), session.root, board.record, deferred=deferred, criteria=editing
-    )
+    evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred, criteria=editing)
     if stuck:
         evidence = replace(evidence, notes=(*evidence.notes, f"the work phase ended early, stuck: {stuck}"))
     if unanswered:
