@@ -314,7 +314,8 @@ def test_an_unreachable_model_ends_the_prompt_with_a_visible_failure_message(tmp
 
 def test_tool_call_ids_stay_unique_across_prompts_of_one_session(tmp_path: Path) -> None:
     repo = date_repo(tmp_path)
-    read = {"role": "architect", "tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "dates.py"}}]}
+    call = {"id": "call_1", "name": "read_file", "arguments": {"path": "dates.py"}}
+    read = {"role": "architect", "tool_calls": [call]}
     script = write_script(tmp_path / "s.jsonl", [read, final_turn("Read it.", role="architect")])
     client = RecordingClient()
 

@@ -1,6 +1,7 @@
 """Who holds control in the edit phase (spec/task-workflow.txt): a completed failing final check
 returns control to the Graph, final verification closes editing, a denial stops the agent it
-happened to and is never turned into a repair or a continuation."""
+happened to and is never turned into a repair or a continuation; the Architect answers it once,
+without tools, within the run."""
 
 from __future__ import annotations
 
@@ -74,7 +75,9 @@ def test_final_verification_closes_the_edit_phase(tmp_path: Path) -> None:
     assert run.json["verified"] is True and run.json["status"] == "completed"
 
 
-def test_a_denied_write_stops_the_coders_window_instead_of_being_retried(tmp_path: Path) -> None:
+def test_a_denied_write_stops_the_coders_window_and_the_architect_answers_it_once_without_tools(
+    tmp_path: Path,
+) -> None:
     turns = [
         call("plan_task", "architect", paths=["dates.py"]),
         call("coder", "architect", task="fix dates.py and add notes"),
@@ -88,14 +91,16 @@ def test_a_denied_write_stops_the_coders_window_instead_of_being_retried(tmp_pat
     denied = run.ended("create_file")
     assert [e.payload["status"] for e in denied] == ["denied"], "the denied write was not retried"
     assert not _requests_after(run, denied[0].seq, "coder")
-    assert not _requests_after(run, denied[0].seq, "architect")
+    answer = _requests_after(run, denied[0].seq, "architect")
+    assert [e.payload["tool_names"] for e in answer] == [[]], "one request after the denial, with no tools"
     coder = run.ended("coder")[0].payload
     assert coder["data"]["status"] == "blocked" and "was denied" in coder["data"]["summary"]
+    assert "outside the planned write scope" in coder["data"]["summary"], "the lead sees the denial's reason"
     assert not (run.root / "notes.md").exists() and not (run.root / "docs").exists()
-    assert run.json["status"] == "incomplete"
+    assert run.json["status"] == "incomplete" and run.json["summary"] == "Notes could not be written."
 
 
-def test_a_denied_command_stops_the_architect_instead_of_being_retried(tmp_path: Path) -> None:
+def test_a_denied_command_is_not_retried_by_the_architects_one_answer(tmp_path: Path) -> None:
     turns = [
         call("execute_command", "architect", argv=["touch", "made.txt"], env={"PATH": "/usr/bin:/bin"}),
         call("execute_command", "architect", argv=["touch", "again.txt"], env={"PATH": "/usr/bin:/bin"}),
@@ -103,8 +108,9 @@ def test_a_denied_command_stops_the_architect_instead_of_being_retried(tmp_path:
     ]
     run = run_workflow(tmp_path, OBJECTIVE, turns, approval="auto-edit")
     ended = run.ended("execute_command")
-    assert [e.payload["status"] for e in ended] == ["denied"]
-    assert not _requests_after(run, ended[0].seq, "architect")
+    assert [e.payload["status"] for e in ended] == ["denied", "rejected"]
+    assert ended[1].payload["data"]["kind"] == "denied_run", "a retry in the answer does not run"
+    assert len(_requests_after(run, ended[0].seq, "architect")) == 1
     assert run.of("workflow.returned")[0].payload["reason"] == "denied"
     assert not (run.root / "made.txt").exists() and not (run.root / "again.txt").exists()
 

@@ -1,6 +1,7 @@
 """Who holds control in the edit phase: final verification closes it, a completed failing final
 check hands control back to the Graph before the Architect's next request, and a denial stops
-the agent it happened to instead of letting it try again.
+the agent it happened to instead of letting it try again. After a denial the Architect gets one
+more request, without tools, to answer the person with the denial and its reason in view.
 
 Everything here is read from the session log, so a resumed or reloaded run sees the same state.
 """
@@ -8,7 +9,7 @@ Everything here is read from the session log, so a resumed or reloaded run sees 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
@@ -40,9 +41,21 @@ class Denial:
     tool: str
     output: str
 
+    def said(self) -> str:
+        """The denial's own reason, as the person or policy gave it."""
+        return self.output.removeprefix("denied: ").split(". The action did not run")[0]
+
     def reason(self) -> str:
-        said = self.output.removeprefix("denied: ").split(". The action did not run")[0]
-        return f"{DENIED_PREFIX}{self.tool} by {self.agent} was denied ({said}); a denial stands and is not retried"
+        return (
+            f"{DENIED_PREFIX}{self.tool} by {self.agent} was denied ({self.said()}); a denial stands and is not retried"
+        )
+
+    def answer_note(self) -> str:
+        """What the Architect is told for its one answer after the denial."""
+        return (
+            f"{self.tool} by {self.agent} was denied: {self.said()}. The denial stands for this run: no tool "
+            "calls, no retry. Answer the person now: what was done, and what the denial leaves undone."
+        )
 
 
 def run_start(events: Sequence[Event]) -> int:
@@ -59,6 +72,11 @@ def first_denial(events: Sequence[Event], after_seq: int = 0) -> Denial | None:
             if e.agent not in MODEL_FREE_AGENTS:
                 return Denial(e.seq, e.agent, str(e.payload["tool"]), str(e.payload["output"]))
     return None
+
+
+def _answered_since(events: Sequence[Event], seq: int) -> bool:
+    """The Architect already had a model reply after ``seq`` (its one answer after a denial)."""
+    return any(e.seq > seq and e.type == "model.completed" and e.agent == "architect" for e in events)
 
 
 def _is_write(event: Event) -> bool:
@@ -117,20 +135,31 @@ class PhaseControl:
 
     @staticmethod
     def hook(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        """No request (for any agent of the run) after a denial in this run; no Architect request
-        after a completed failing final check."""
+        """After a denial in this run, no further request of a worker, and one Architect request
+        without tools (its answer, the denial in view); no Architect request after a completed
+        failing final check."""
         denial = first_denial(events, run_start(events))
         if denial is not None:
-            raise YieldControl(denial.reason())
+            if request.agent_role != "architect" or _answered_since(events, denial.seq):
+                raise YieldControl(denial.reason())
+            return replace(request, tools=(), system=f"{request.system}\n\n{denial.answer_note()}")
         if request.agent_role == "architect" and failing_final_check(events) is not None:
             raise YieldControl(FINAL_CHECK_FAILED)
         return request
 
     @staticmethod
     def gate(log: SessionLog) -> PreExecuteHook:
-        """A pipeline pre-execute hook refusing edits once final verification closed the phase."""
+        """A pipeline pre-execute hook refusing a model's calls after a denial in this run and
+        edits once final verification closed the phase."""
 
         def refuse_closed_edits(tool: AnyTool, args: BaseModel, ctx: ToolContext) -> None:
+            events = log.events
+            if ctx.agent_role not in MODEL_FREE_AGENTS and first_denial(events, run_start(events)) is not None:
+                raise ToolRejected(
+                    "an action of this run was denied and the denial stands: no further calls this run. "
+                    "Answer the person with a short summary",
+                    kind="denied_run",
+                )
             if tool.name in EDIT_TOOLS and editing_closed(log.events):
                 raise ToolRejected(
                     "final verification closed the edit phase for this attempt; only the workflow opens a "
