@@ -10,6 +10,8 @@ from typing import Literal
 
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
+from protoagent.context.admission import ContextOverflow
+from protoagent.context.compaction import COMPACTION_SERVICE, Compactor
 from protoagent.errors import ConfigError, LimitExceeded, ProviderError, YieldControl
 from protoagent.events.messages import MessageDeriver
 from protoagent.models.types import ModelRequest, ModelTurn, TextDelta, ToolCall
@@ -17,6 +19,8 @@ from protoagent.tools.pipeline import ToolResult
 
 MAX_RETRIES = 3
 MAX_REPEATED_STEPS = 3
+MAX_COMPACTIONS = 3
+"""Summaries one request may trigger before an overflow that remains is reported."""
 INVALID_ACTION_FEEDBACK = (
     "Your last reply was cut off or was not one JSON action. Reply with exactly one short action: "
     '{"type":"tool_call","tool":NAME,"args":{...}} or {"type":"final","text":"..."}.'
@@ -163,7 +167,7 @@ class AgentLoop:
 
     async def step(self, step: int) -> Step:
         try:
-            request = self.build_request()
+            request = await self._admitted_request()
             self.budget.charge()
             turn = await self._call_model(request, step)
         except YieldControl as signal:
@@ -233,6 +237,23 @@ class AgentLoop:
         if self._repeats >= MAX_REPEATED_STEPS:
             return Stuck(f"the model repeated the same call with the same result {self._repeats} times")
         return None
+
+    async def _admitted_request(self) -> ModelRequest:
+        """The next request; when its mandatory part cannot fit the window, the oldest turns are
+        replaced by a summary (a ``context.compacted`` event) and it is built again."""
+        compactor = self.session.spec.services.get(COMPACTION_SERVICE)
+        for _ in range(MAX_COMPACTIONS):
+            try:
+                return self.build_request()
+            except ContextOverflow as overflow:
+                if not isinstance(compactor, Compactor):
+                    raise
+                made = await compactor.compact(
+                    self.session.log, self.agent, reduce_by=overflow.excess, history_from=self.history_from
+                )
+                if made is None:
+                    raise
+        return self.build_request()
 
     def build_request(self) -> ModelRequest:
         session = self.session

@@ -11,7 +11,9 @@ Rules (``spec/task-workflow.txt``, "Small-model source editing and context"):
   (``protoagent.context.record_view`` keeps them append-only);
 - the oldest units go first; eviction only moves forward (``boundary``) and, once needed, frees
   space down to a low-water mark so the next steps append to an unchanged prefix;
-- if the mandatory input cannot fit, the request fails with ``LimitExceeded(limit="context")``.
+- if the mandatory input cannot fit, the request fails with ``ContextOverflow`` (a
+  ``LimitExceeded(limit="context")``); the agent loop then compacts the oldest turns
+  (``protoagent.context.compaction``) and builds the request again.
 """
 
 from __future__ import annotations
@@ -32,6 +34,23 @@ UNCAPPED_RESERVE_WINDOW = 1 << 20
 """Stands for "a large window" when choosing the default output reserve of an uncapped request."""
 LOW_WATER = 0.75
 """After an eviction the estimate is brought down to this share of the window (when it can be)."""
+
+
+class ContextOverflow(LimitExceeded):
+    """The mandatory part of a request does not fit the window (compaction can make room)."""
+
+    def __init__(self, needed: int, window: int, target: int, message: str) -> None:
+        super().__init__(message, limit="context")
+        self.needed = needed
+        """Estimated tokens of the mandatory part, output reserve included."""
+        self.window = window
+        self.target = target
+        """The low-water mark: what a compaction should bring the mandatory part down to."""
+
+    @property
+    def excess(self) -> int:
+        """Tokens to free so the mandatory part comes down to the low-water mark."""
+        return self.needed - self.target
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +133,15 @@ def admit_request(
     mandatory = fixed + sum(u.cost for u in units if u.protected)
     mandatory += _note_cost(sum(u.size for u in units if not u.protected), counter)
     if mandatory > window:
-        raise LimitExceeded(
+        raise ContextOverflow(
+            mandatory,
+            window,
+            int(window * low_water),
             f"mandatory context needs about {mandatory} tokens but the window is {window}: "
             f"system {estimate.system}, tools {estimate.tools}, user messages and latest exchange "
             f"{sum(u.cost for u in units if u.protected)}, task record {record_cost}, "
             f"output reserve {estimate.output_reserve}; configure a larger context_window, "
             "offer fewer tools or shorten the task",
-            limit="context",
         )
     # Once eviction is needed it frees space down to the low-water mark (or evicts all it may),
     # so the following steps append to an unchanged prefix instead of evicting again.
@@ -218,6 +239,7 @@ __all__ = [
     "SMALL_PROFILE_WINDOW",
     "TASK_RECORD_MARK",
     "AdmissionReport",
+    "ContextOverflow",
     "admission_window",
     "admit_request",
     "eviction_note",

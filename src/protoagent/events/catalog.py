@@ -128,6 +128,31 @@ class RunEnded(Payload):
     summary: str = ""
 
 
+class ContextCompacted(Payload):
+    """A summary that stands, in one agent's model history, for a range of its earlier events."""
+
+    first_seq: int
+    """First event (``seq``) of the replaced range."""
+    last_seq: int
+    """Last event (``seq``) of the replaced range, inclusive."""
+    turns: list[int] = []
+    """The agent's turns (``turn`` numbers) the range covers, oldest first."""
+    summary: str
+    """The text the model sees instead of the replaced messages."""
+    method: Literal["model", "deterministic"]
+    """Written by the session's model, or a digest built from the log without a model call."""
+    trigger: Literal["automatic", "user"] = "automatic"
+    """``automatic``: the request would not fit; ``user``: ``/compact`` or its API."""
+    focus: str = ""
+    """What the person asked the summary to keep in view (``/compact FOCUS``)."""
+    replaced_messages: int = 0
+    replaced_tokens: int = 0
+    """Estimated tokens of the replaced messages."""
+    summary_tokens: int = 0
+    fallback: str = ""
+    """Why a model summary was not used when one was tried (its one-line failure)."""
+
+
 class Generic(Payload):
     """Workflow facts whose fields are defined by the part that records them."""
 
@@ -150,6 +175,7 @@ CATALOG: dict[str, type[Payload]] = {
     "tool.ended": ToolEnded,
     "run.ended": RunEnded,
     "session.resumed": Generic,
+    "context.compacted": ContextCompacted,
     # Workflow and evidence facts (see spec/task-workflow.txt).
     "run.contract": Generic,
     "task.updated": Generic,

@@ -3,16 +3,39 @@
 ``derive_messages`` rebuilds one agent's history from a whole log; ``MessageDeriver`` keeps the
 same derivation up to date as the log grows, so a step costs the new events, not the whole
 session. Both fold events with the same rules; the full derivation is the reference.
+
+A ``context.compacted`` event replaces the messages derived from its event range by one summary
+message (``apply_compaction``): the log is never rewritten, and a reload derives exactly what
+the model was shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+from protoagent.events.rewound import REWOUND_EVENT, apply_rewind
 from protoagent.events.types import Event
 from protoagent.models.types import Message, ToolCall
 
-MODEL_VISIBLE = frozenset({"user.message", "context.injected", "model.completed", "tool.ended"})
+COMPACTED_EVENT = "context.compacted"
+MODEL_VISIBLE = frozenset({"user.message", "context.injected", "model.completed", "tool.ended", COMPACTED_EVENT})
+SUMMARY_MARK = "[conversation summary]"
+
+
+@dataclass(slots=True)
+class _History:
+    """Messages so far, each with the ``seq`` of the event it stands for (its origin)."""
+
+    messages: list[Message] = field(default_factory=list)
+    origins: list[int] = field(default_factory=list)
+    pending: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Open tool calls: call id → (tool name, origin of the assistant message that made it)."""
+
+    def add(self, message: Message, origin: int) -> None:
+        self.messages.append(message)
+        self.origins.append(origin)
 
 
 def derive_messages(events: Iterable[Event], agent: str = "main") -> list[Message]:
@@ -22,13 +45,22 @@ def derive_messages(events: Iterable[Event], agent: str = "main") -> list[Messag
     assistant message with its tool calls, and ``tool.ended`` the tool result. A tool call
     whose result never landed (a crash between them) is closed with an explicit
     "no result recorded" message so providers that require pairs still accept the history.
+    A ``context.compacted`` event puts its summary in place of the range it replaced.
     """
-    messages: list[Message] = []
-    pending: dict[str, str] = {}
+    history = _History()
     for event in events:
-        if event.agent == agent and event.type in MODEL_VISIBLE:
-            _fold(messages, pending, event)
-    return messages
+        if _concerns(event, agent):
+            _fold(history, event)
+    return list(history.messages)
+
+
+def derive_with_origins(events: Iterable[Event], agent: str = "main") -> list[tuple[int, Message]]:
+    """``derive_messages`` with the ``seq`` each message stands for (a summary: its range's first)."""
+    history = _History()
+    for event in events:
+        if _concerns(event, agent):
+            _fold(history, event)
+    return list(zip(history.origins, history.messages, strict=True))
 
 
 class MessageDeriver:
@@ -41,23 +73,22 @@ class MessageDeriver:
 
     def __init__(self, agent: str = "main") -> None:
         self.agent = agent
-        self._messages: list[Message] = []
-        self._pending: dict[str, str] = {}
+        self._history = _History()
         self._seen = 0
         self._last: Event | None = None
         """The last event folded (or skipped): how a later call knows it extends the same log."""
 
     def derive(self, events: Sequence[Event]) -> list[Message]:
         if not self._extends(events):
-            self._messages, self._pending, self._seen, self._last = [], {}, 0, None
+            self._history, self._seen, self._last = _History(), 0, None
         agent = self.agent
         for event in events[self._seen :]:
-            if event.agent == agent and event.type in MODEL_VISIBLE:
-                _fold(self._messages, self._pending, event)
+            if _concerns(event, agent):
+                _fold(self._history, event)
         if len(events) > self._seen:
             self._seen = len(events)
             self._last = events[-1]
-        return list(self._messages)
+        return list(self._history.messages)
 
     def _extends(self, events: Sequence[Event]) -> bool:
         if self._last is None:
@@ -68,24 +99,63 @@ class MessageDeriver:
         return seen is self._last or (seen.session_id, seen.seq) == (self._last.session_id, self._last.seq)
 
 
-def _fold(messages: list[Message], pending: dict[str, str], event: Event) -> None:
-    """Add one model-visible event of the agent to its history (``pending``: open tool calls)."""
+def _concerns(event: Event, agent: str) -> bool:
+    """Whether the event changes the agent's history: its own model-visible events, and a
+    conversation rewind (recorded once for every agent of the session)."""
+    return (event.agent == agent and event.type in MODEL_VISIBLE) or event.type == REWOUND_EVENT
+
+
+def _fold(history: _History, event: Event) -> None:
+    """Add one model-visible event of the agent to its history."""
     payload = event.payload
-    if event.type == "model.completed":
-        _close_pending(messages, pending)
+    if event.type == REWOUND_EVENT:
+        apply_rewind(history.messages, history.origins, history.pending, payload)
+    elif event.type == COMPACTED_EVENT:
+        apply_compaction(history.messages, history.origins, payload)
+    elif event.type == "model.completed":
+        _close_pending(history)
         calls = tuple(ToolCall(c["id"], c["name"], dict(c["arguments"])) for c in payload.get("tool_calls", ()))
-        pending.update((c.id, c.name) for c in calls)
-        messages.append(Message("assistant", payload["text"], tool_calls=calls))
+        history.pending.update((c.id, (c.name, event.seq)) for c in calls)
+        history.add(Message("assistant", payload["text"], tool_calls=calls), event.seq)
     elif event.type == "tool.ended":
         call_id = payload["call_id"]
-        pending.pop(call_id, None)
-        messages.append(Message("tool", payload["output"], tool_call_id=call_id, name=payload["tool"]))
+        _, origin = history.pending.pop(call_id, ("", event.seq))
+        history.add(Message("tool", payload["output"], tool_call_id=call_id, name=payload["tool"]), origin)
     else:
-        _close_pending(messages, pending)
-        messages.append(Message("user", payload["text"]))
+        _close_pending(history)
+        history.add(Message("user", payload["text"]), event.seq)
 
 
-def _close_pending(messages: list[Message], pending: dict[str, str]) -> None:
-    for call_id, name in pending.items():
-        messages.append(Message("tool", "no result recorded for this call", tool_call_id=call_id, name=name))
-    pending.clear()
+def _close_pending(history: _History) -> None:
+    # The closing message belongs with the call it answers, so a compaction never splits them.
+    for call_id, (name, origin) in history.pending.items():
+        history.add(Message("tool", "no result recorded for this call", tool_call_id=call_id, name=name), origin)
+    history.pending.clear()
+
+
+def summary_message(payload: Mapping[str, Any]) -> Message:
+    """The one user message that stands for a compacted range."""
+    turns = [int(t) for t in payload.get("turns", ())]
+    span = f"turns {turns[0]}-{turns[-1]}" if len(turns) > 1 else f"turn {turns[0]}" if turns else "earlier turns"
+    head = (
+        f"{SUMMARY_MARK} {span}, {payload.get('replaced_messages', 0)} messages, summarized "
+        f"({payload['method']}); the session log keeps them whole."
+    )
+    return Message("user", f"{head}\n{payload['summary']}")
+
+
+def apply_compaction(messages: list[Message], origins: list[int], payload: Mapping[str, Any]) -> None:
+    """Replace the messages whose origin lies in the payload's ``first_seq``..``last_seq`` by its
+    summary, placed where the first of them stood (a range that replaced nothing adds nothing)."""
+    first, last = int(payload["first_seq"]), int(payload["last_seq"])
+    inside = [i for i, origin in enumerate(origins) if first <= origin <= last]
+    if not inside:
+        return
+    at = inside[0]
+    keep = [i for i in range(len(messages)) if not first <= origins[i] <= last]
+    kept_messages = [messages[i] for i in keep]
+    kept_origins = [origins[i] for i in keep]
+    kept_messages.insert(at, summary_message(payload))
+    kept_origins.insert(at, first)
+    messages[:] = kept_messages
+    origins[:] = kept_origins

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from protoagent.context.admission import LOW_WATER, AdmissionReport, admission_window, admit_request
+from protoagent.context.compaction import Compactor
 from protoagent.context.record_view import RecordView, advance_view
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, counter_for
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
 from protoagent.tools.base import Profile
@@ -27,7 +29,8 @@ class ContextAdmissionHook:
 
     ``window`` is the provider's known context window; ``None`` means unknown, which caps
     small profiles at 8192 tokens and leaves other profiles uncapped (the record is still
-    inserted). Raises ``LimitExceeded(limit="context")`` when the mandatory input cannot fit.
+    inserted). Raises ``ContextOverflow`` when the mandatory input cannot fit; ``compactor``
+    is what the agent loop then uses to replace the oldest turns by a summary.
     ``last_report`` keeps what the latest request went through.
     """
 
@@ -39,9 +42,13 @@ class ContextAdmissionHook:
         counter: TokenCounter | None = None,
         task_record: TaskRecordSource | None = None,
         low_water: float = LOW_WATER,
+        summarizer: ModelProvider | None = None,
     ) -> None:
         self.window = admission_window(window, profile)
         self.counter: TokenCounter = counter if counter is not None else EstimatingCounter()
+        self.compactor = Compactor(self.counter, self.window, summarizer if profile != "small" else None)
+        """Makes room when the mandatory part does not fit: the small profile summarizes without a
+        model call, others with ``summarizer`` (falling back to the deterministic digest)."""
         self.task_record = task_record
         self.low_water = low_water
         self.last_report: AdmissionReport | None = None
@@ -58,9 +65,15 @@ class ContextAdmissionHook:
         profile: Profile,
         task_record: TaskRecordSource | None = None,
     ) -> ContextAdmissionHook:
-        """Count with the provider's tokenizer when it has one; use the configured window."""
+        """Count with the provider's tokenizer when it has one; use the configured window; the
+        provider writes compaction summaries (unless the profile is small)."""
+        summarizer = provider if isinstance(provider, ModelProvider) else None
         return cls(
-            window=config.context_window, profile=profile, counter=counter_for(provider), task_record=task_record
+            window=config.context_window,
+            profile=profile,
+            counter=counter_for(provider),
+            task_record=task_record,
+            summarizer=summarizer,
         )
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:

@@ -33,8 +33,10 @@ class ScriptedModel:
 
     name = "scripted"
 
-    def __init__(self, turns: Iterable[ScriptedTurn], model: str = "script") -> None:
+    def __init__(self, turns: Iterable[ScriptedTurn], model: str = "script", window: int | None = None) -> None:
         self.model = model
+        self.window = window
+        """The context window this model reports (a script's ``{"context_window": N}`` line)."""
         self._turns = list(turns)
         self._used = [False] * len(self._turns)
         self._call_counter = 0
@@ -44,6 +46,7 @@ class ScriptedModel:
     @classmethod
     def from_lines(cls, lines: Iterable[Mapping[str, Any] | str], model: str = "script") -> ScriptedModel:
         turns = []
+        window = None
         for number, line in enumerate(lines, start=1):
             where = f"{model} line {number}"
             try:
@@ -55,8 +58,11 @@ class ScriptedModel:
                 raise ConfigError(f"model script {where}: nested too deeply; keep each turn a flat object") from None
             if not isinstance(data, dict):
                 raise ConfigError(f"model script {where}: each line must be a JSON object with text or tool_calls")
+            if set(data) == {"context_window"}:
+                window = _window(data["context_window"], where)
+                continue
             turns.append(_parse_turn(data, where))
-        return cls(turns, model)
+        return cls(turns, model, window)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
@@ -68,6 +74,10 @@ class ScriptedModel:
             raise ConfigError(f"cannot read model script {str(path)!r}: {exc.strerror}; check the path") from None
         lines = [line for line in text.splitlines() if line.strip()]
         return cls.from_lines(lines, model=str(path))
+
+    def context_window(self) -> int | None:
+        """The window a server would report; ``None`` unless the script names one."""
+        return self.window
 
     @property
     def remaining(self) -> int:
@@ -128,6 +138,12 @@ def _parse_turn(data: dict[str, Any], where: str) -> ScriptedTurn:
     return ScriptedTurn(
         role=role, text=str(data.get("text") or ""), tool_calls=tuple(calls), usage=_usage(data.get("usage"), where)
     )
+
+
+def _window(raw: Any, where: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ConfigError(f"{where}: 'context_window' must be a whole number of tokens, e.g. 20000")
+    return raw
 
 
 def _usage(raw: Any, where: str) -> Usage:

@@ -19,6 +19,7 @@ from protoagent.checks.plan import plan_checks
 from protoagent.checks.run_check import CHECK_TOOLS
 from protoagent.checks.tracked import RunnerRevisions
 from protoagent.checks.types import CheckPlan
+from protoagent.context.compaction import COMPACTION_SERVICE
 from protoagent.events.log import SessionLog
 from protoagent.events.types import Event
 from protoagent.events.usage import run_token_totals
@@ -271,9 +272,9 @@ def _mount_hooks(
     hooks.register(projection.registration())
     checks = contract.surface != "question"  # The question surface cannot run checks.
     record = None if contract.surface == "conversation" else (lambda: board.record.render(checks=checks))
-    hooks.register(
-        ContextAdmissionHook.for_provider(session.provider, session.spec.model_config, profile, record).registration()
-    )
+    admission = ContextAdmissionHook.for_provider(session.provider, session.spec.model_config, profile, record)
+    hooks.register(admission.registration())
+    session.spec.services[COMPACTION_SERVICE] = admission.compactor  # the loop compacts when a request cannot fit
     hooks.register(HookRegistration(95, "work-yield", runner.yield_hook))
 
 
