@@ -97,7 +97,7 @@ def test_carried_spans_are_bounded_most_recent_first(tmp_path: Path) -> None:
     turns = [
         call("read_file", "architect", path="big.py"),
         call("read_file", "architect", path="dates.py"),
-        call("coder", "architect", task="fix dates.py"),
+        call("coder", "architect", task="fix dates.py using the values of big.py"),
         call("report_task", "coder", status="blocked", summary="stop here"),
         say("Stopped.", "architect"),
     ]

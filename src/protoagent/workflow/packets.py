@@ -1,14 +1,18 @@
-"""Bounded source context for a worker: the spans its caller already read (carried into each
-assignment), and ``worker_packet``, prepared but never executed.
+"""Bounded source context for a worker: the spans its caller already read that its assignment
+names (carried into each assignment), and ``worker_packet``, prepared but never executed.
 
 A span counts as read by the Architect when its ``read_file`` showed it, or when the harness
 showed it in the Architect's context (``source.localized``: the source a failing baseline
-points at), so the Coder can edit those lines without reading them again."""
+points at), so the Coder can edit those lines without reading them again. An assignment names a
+span when it names a function or class the span defines, or the span's file (then every span of
+that file, unless the assignment names a symbol that one of them defines); an assignment that
+names none of them carries them all, since its lead left the choice to the worker."""
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -90,18 +94,17 @@ class SourceSpan:
 
 
 def read_spans(
-    events: Sequence[Event], root: Path, budget: SpanBudget, *, agent: str = "architect"
+    events: Sequence[Event], root: Path, budget: SpanBudget, *, agent: str = "architect", assignment: str = ""
 ) -> tuple[tuple[SourceSpan, ...], tuple[str, ...]]:
-    """The spans ``agent`` read whose files are unchanged since, most recent first (localized
-    spans in their ranked order), within ``budget``; and the paths of reads left out because
-    their file changed since."""
-    spans: list[SourceSpan] = []
+    """The spans ``agent`` read whose files are unchanged since and that ``assignment`` names
+    (all of them when it is empty or names none), most recent first (localized spans in their
+    ranked order), within ``budget``; and the named paths of reads left out because their file
+    changed since."""
+    unchanged: list[SourceSpan] = []
     stale: list[str] = []
     current: dict[str, tuple[str, bytes] | None] = {}
-    lines, chars = budget.lines, budget.chars
-    shown = (span for event in reversed(events) for span in _spans_of(event, agent))
-    for span in shown:
-        if lines <= 0 or chars <= 0 or _covered(span, spans):
+    for span in (span for event in reversed(events) for span in _spans_of(event, agent)):
+        if _covered(span, unchanged):
             continue
         if span.path not in current:
             current[span.path] = _current(root, span.path)
@@ -110,13 +113,45 @@ def read_spans(
             if span.path not in stale:
                 stale.append(span.path)
             continue
-        fitted = _fitted(span, lines, chars)
-        if fitted is not None:
-            fitted = replace(fitted, cut=open_construct(span.path, now[1], fitted.end_line))
-            spans.append(fitted)
+        unchanged.append(span)
+    chosen = named_spans(unchanged, assignment)
+    if assignment and len(chosen) < len(unchanged):
+        stale = [path for path in stale if _names_path(assignment, path)]
+    spans: list[SourceSpan] = []
+    lines, chars = budget.lines, budget.chars
+    for span in chosen:
+        fitted = _fitted(span, lines, chars) if lines > 0 and chars > 0 else None
+        now = current[span.path]
+        if fitted is not None and now is not None:
+            spans.append(replace(fitted, cut=open_construct(span.path, now[1], fitted.end_line)))
             lines -= fitted.end_line - fitted.start_line + 1
             chars -= len(fitted.content)
     return tuple(spans), tuple(stale)
+
+
+_DEFINES = re.compile(r"^(?:\s*\d+\| ?)?\s*(?:async\s+def|def|class|function)\s+([A-Za-z_$][\w$]*)", re.M)
+"""A definition header in a span's content (read_file may number the lines: ``   4| def f``)."""
+
+
+def named_spans(spans: Sequence[SourceSpan], assignment: str) -> list[SourceSpan]:
+    """The spans ``assignment`` names (see the module docstring), in their order; all of them
+    when it names none."""
+    if not assignment.strip():
+        return list(spans)
+    by_symbol = [s for s in spans if any(_names_word(assignment, name) for name in _DEFINES.findall(s.content))]
+    symbol_files = {s.path for s in by_symbol}
+    chosen = [s for s in spans if s in by_symbol or (s.path not in symbol_files and _names_path(assignment, s.path))]
+    return chosen or list(spans)
+
+
+def _names_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", text) is not None
+
+
+def _names_path(text: str, path: str) -> bool:
+    """``text`` names the file: its workspace-relative path or its file name, as a whole token."""
+    names = {path, path.rsplit("/", 1)[-1]}
+    return any(re.search(rf"(?<![\w./-]){re.escape(n)}(?![\w/-])", text) is not None for n in names)
 
 
 def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:

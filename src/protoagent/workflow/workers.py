@@ -139,10 +139,12 @@ class WorkerRunner:
         loop = AgentLoop(self.session, agent=role, role=preset, budget=self.budget, history_from=start)
         return loop, assignment
 
-    def _packet(self, window_turns: int | None = None) -> str | None:
+    def _packet(self, task: str, window_turns: int | None = None) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
-        read (current revisions only) and, for Coder, the size of its work window."""
-        spans, stale = read_spans(self.session.log.events, self.session.root, SPAN_BUDGETS[self.profile])
+        read that the task names (current revisions only) and, for Coder, the size of its work
+        window."""
+        events, root = self.session.log.events, self.session.root
+        spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], assignment=task)
         parts = [render_spans(spans, stale)]
         if window_turns is not None:
             parts.append(
@@ -154,7 +156,7 @@ class WorkerRunner:
         log = self.session.log
         loop, assignment = self._assignment("coder", task, self._role("coder", roles.coder))
         self.board.new_inference()
-        loop.start_turn(assignment, context=self._packet(loop.role.max_steps))
+        loop.start_turn(assignment, context=self._packet(task, loop.role.max_steps))
         outcome = await self._windows(loop)
         outcome = replace(outcome, changes=file_changes(log.events, "coder", self.assignments["coder"]))
         loop.end_turn(
@@ -227,7 +229,7 @@ class WorkerRunner:
     async def run_tester(self, task: str) -> str:
         log = self.session.log
         loop, assignment = self._assignment("tester", task, self._role("tester", roles.tester))
-        outcome = await loop.run_turn(assignment, context=self._packet())
+        outcome = await loop.run_turn(assignment, context=self._packet(task))
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
         return self._advice("tester")
 

@@ -1,0 +1,110 @@
+"""Cost of delegation: an assignment carries only the source it names, and a three-span edit of one
+file costs the Coder one request (issue: cost of real work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protoagent.models.openai_compat import build_request
+from protoagent.models.types import ModelRequest
+
+from .support import call, run_workflow, say, sha
+
+APP = (
+    "def parse(text):\n"
+    "    return text.split(',')\n"
+    "\n"
+    "\n"
+    "def render(rows):\n"
+    "    return ';'.join(rows)\n"
+    "\n"
+    "\n"
+    "def count(rows):\n"
+    "    return len(rows) + 1\n"
+)
+UTIL = "def helper(value):\n    return value * 2\n"
+TESTS = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+FILES = {"app.py": APP, "util.py": UTIL, "test_app.py": TESTS}
+OBJECTIVE = "fix count in app.py"
+
+
+def _shown(request: ModelRequest) -> str:
+    body = build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object")
+    return "\n".join(str(m.get("content") or "") for m in body["messages"])
+
+
+def _three_reads() -> list[dict[str, object]]:
+    return [
+        call("read_file", "architect", path="app.py", start_line=1, end_line=2),
+        call("read_file", "architect", path="util.py"),
+        call("read_file", "architect", path="app.py", start_line=9, end_line=10),
+    ]
+
+
+def test_a_coder_assignment_carries_only_the_span_it_names_of_three_the_lead_read(tmp_path: Path) -> None:
+    turns = [
+        *_three_reads(),
+        call("coder", "architect", task="count returns one too many; make it return len(rows)"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
+    coder = _shown(run.requests("coder")[0])
+    assert "--- app.py lines 9-10 of 10" in coder
+    assert "--- app.py lines 1-2" not in coder and "def parse" not in coder
+    assert "util.py" not in coder and "def helper" not in coder
+
+
+def test_an_assignment_naming_a_file_carries_that_files_spans_and_no_other(tmp_path: Path) -> None:
+    turns = [
+        *_three_reads(),
+        call("coder", "architect", task="double the value in util.py"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "change util.py", turns, files=FILES)
+    coder = _shown(run.requests("coder")[0])
+    assert "--- util.py lines 1-2 of 2" in coder
+    assert "--- app.py" not in coder
+
+
+def test_an_assignment_that_names_none_of_the_read_spans_carries_them_all(tmp_path: Path) -> None:
+    turns = [
+        *_three_reads(),
+        call("tester", "architect", task="propose regression cases for the bug"),
+        say("No cases.", "tester"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
+    tester = _shown(run.requests("tester")[0])
+    for shown in ("--- app.py lines 1-2 of 10", "--- util.py lines 1-2 of 2", "--- app.py lines 9-10 of 10"):
+        assert shown in tester
+
+
+def test_a_three_span_edit_of_one_file_costs_one_coder_request(tmp_path: Path) -> None:
+    edits = [
+        {"old": "    return text.split(',')\n", "new": "    return text.split(';')\n"},
+        {"old": "    return ';'.join(rows)\n", "new": "    return ','.join(rows)\n"},
+        {"old": "    return len(rows) + 1\n", "new": "    return len(rows)\n"},
+    ]
+    turns = [
+        call("read_file", "architect", path="app.py"),
+        call("coder", "architect", task="in app.py swap the separators of parse and render; count returns len(rows)"),
+        {
+            "role": "coder",
+            "tool_calls": [
+                {"name": "edit_file", "arguments": {"path": "app.py", "edits": edits, "expected_revision": sha(APP)}},
+                {"name": "report_task", "arguments": {"status": "done", "summary": "three spans changed"}},
+            ],
+        },
+        call("run_check", "architect", check_id="unittest", phase="verify"),
+    ]
+    run = run_workflow(tmp_path, "swap the separators in app.py and fix count", turns, files=FILES)
+    assert len(run.requests("coder")) == 1
+    assert "--- app.py lines 1-10 of 10" in _shown(run.requests("coder")[0])  # no read_file needed first
+    written = (run.root / "app.py").read_text()
+    assert "split(';')" in written and "','.join" in written and "return len(rows)\n" in written
+    (edit,) = run.ended("edit_file")
+    assert edit.payload["status"] == "ok"
+    assert run.json["applied"] is True and run.json["verified"] is True
+    assert run.model.remaining == 0
