@@ -104,7 +104,12 @@ class RunCheck(Tool[RunCheckInput]):
             return _nothing_runs(_CheckCall(plan, check, args.phase, error=rejection.message))
         preview = f"check: {check.id} ({args.phase}){f' - {check.reason}' if check.reason else ''}\n{command.preview()}"
         call = _CheckCall(plan, check, args.phase, command)
-        return Prepared(preview, "execute", inside_workspace=not asks_each_command(command.sandbox), state=call)
+        # The session rule's identity is the check's command, so "for this session" covers the same
+        # check (same argv, cwd and environment) in its next phase too.
+        inside = not asks_each_command(command.sandbox)
+        return Prepared(
+            preview, "execute", inside_workspace=inside, state=call, action=f"check: {check.id}\n{command.preview()}"
+        )
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         call: _CheckCall = prepared.state

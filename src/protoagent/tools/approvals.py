@@ -29,6 +29,8 @@ class ApprovalRequest:
     """Why configuration trusts this effect outside the workspace (see ``Prepared.trusted_by``)."""
     external: str = ""
     """What acts outside the workspace, e.g. ``MCP tool 'x' of server 'y'`` (see ``Prepared.external``)."""
+    action: str = ""
+    """The exact action a session rule matches when it differs from the preview (see ``Prepared.action``)."""
 
     @property
     def fingerprint(self) -> str:
@@ -105,8 +107,9 @@ class SessionRule:
     """A session-scoped allow: the same tool on the same paths, or the exact same command.
 
     A command is matched on its whole prepared preview (argv, cwd, environment, limits and
-    sandbox), so a rule never covers a command that would run differently. A rule only
-    applies inside the workspace and only after the policy and the guards have spoken.
+    sandbox), so a rule never covers a command that would run differently; a check is matched
+    on its id and prepared command, so the rule covers it in every phase. A rule only applies
+    inside the workspace and only after the policy and the guards have spoken.
     """
 
     tool: str
@@ -119,7 +122,7 @@ class SessionRule:
     def for_request(cls, request: ApprovalRequest) -> SessionRule:
         if request.paths:
             return cls(request.tool, request.effect, tuple(sorted(request.paths)))
-        return cls(request.tool, request.effect, (), request.preview)
+        return cls(request.tool, request.effect, (), request.action or request.preview)
 
     def matches(self, request: ApprovalRequest) -> bool:
         return request.inside_workspace and SessionRule.for_request(request) == self

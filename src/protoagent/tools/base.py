@@ -66,6 +66,9 @@ class Prepared:
     trusted); only then may ``auto`` allow it, and the approval reason quotes this."""
     external: str = ""
     """What acts outside the workspace (e.g. an MCP server's tool), named when no one can approve it."""
+    action: str = ""
+    """The exact action a session rule is matched on when it differs from the preview (a check's
+    command, whatever phase the preview names); empty: the preview itself."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,6 +153,7 @@ class ToolPipeline:
             agent,
             trusted_by=prepared.trusted_by,
             external=prepared.external,
+            action=prepared.action,
         )
         grant = None
         if prepared.effect in EFFECTS_NEEDING_APPROVAL:
