@@ -32,6 +32,8 @@ _EXPORTS = {
     "RunStream": "protoagent.sdk",
     "approval_callback": "protoagent.sdk",
     "read_report": "protoagent.sdk",
+    "compact_session": "protoagent.sdk",
+    "CompactResult": "protoagent.sdk",
     "run_agent": "protoagent.api",
     "RunResult": "protoagent.api",
     "open_store": "protoagent.api",

@@ -51,6 +51,14 @@ Answer approvals with a callback, then read the report back from the store:
 (['shell'], 'completed')
 >>> read_report(report.session_id, options.store)["status"]
 'completed'
+
+Summarize a long session's conversation so far (``/compact`` in chat); the next message
+follows the summary. Without a model the summary is a deterministic digest of the log:
+
+>>> from protoagent import compact_session
+>>> compacted = asyncio.run(compact_session(resumed.session_id, again.store, focus="the greeting"))
+>>> compacted.compacted, compacted.method, compacted.turns
+(True, 'deterministic', (1, 2))
 """
 
 from __future__ import annotations
@@ -61,6 +69,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from protoagent.context.session_compaction import CompactResult as CompactResult
+from protoagent.context.session_compaction import compact_session as compact_session
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event

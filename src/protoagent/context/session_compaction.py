@@ -62,13 +62,17 @@ async def compact_session(
     context_window: int | None = None,
 ) -> CompactResult:
     """Summarize the session's conversation so far (see the module). ``model`` is a model spec
-    (``provider`` a ready one) to write the summary; ``context_window`` bounds its size.
+    (``provider`` a ready one) to write the summary, the digest when it cannot be resolved;
+    ``context_window`` bounds its size.
     Raises ``SessionRunning`` while a run holds the session, ``SessionLoadError`` for a log
     that cannot be loaded, ``ConfigError`` for a focus that is too long."""
     if len(focus) > FOCUS_CHARS:
         raise ConfigError(f"the focus is {len(focus)} characters; keep it under {FOCUS_CHARS}")
     if provider is None and model is not None:
-        provider = resolve_model(model, ModelConfig(context_window=context_window))
+        try:
+            provider = resolve_model(model, ModelConfig(context_window=context_window))
+        except ConfigError:
+            provider = None  # a model that cannot be used here: the digest needs none
     lease = claim_session(store, session_id)
     try:
         log = SessionLog.open(store, session_id)

@@ -5,7 +5,8 @@ recorded one).
 
 Lines are messages to the agent, except ``!command`` (the person's own command, through the
 same pipeline), ``/skill:<name> …`` (passed on to the run, which activates the skill),
-``/agents [NAME on|off]``, ``/resume ID``, ``/help`` and ``/exit``. Ctrl-C stops the current
+``/agents [NAME on|off]``, ``/resume ID``, ``/compact [FOCUS]`` (summarize the conversation so
+far), ``/help`` and ``/exit``. Ctrl-C stops the current
 run (its processes too) and returns to the prompt; Ctrl-D leaves.
 """
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 PROMPT = "you› "
 HELP = (
     "type a message for the agent, or: !command (run it yourself), /skill:NAME message, "
-    "/mcp:SERVER:PROMPT [args], /agents [NAME on|off], /resume SESSION_ID, /help, /exit. "
+    "/mcp:SERVER:PROMPT [args], /agents [NAME on|off], /resume SESSION_ID, /compact [FOCUS], /help, /exit. "
     "Ctrl-C stops a run, Ctrl-D leaves."
 )
 APPROVAL_QUESTION = "allow? y = once, s = for this session, n or a reason = deny [y/s/N] "
@@ -63,6 +64,8 @@ class Chat:
             self._agents(text.split()[1:])
         elif text == "/resume" or text.startswith("/resume "):
             self._resume(text.split()[1:])
+        elif text == "/compact" or text.startswith("/compact "):
+            self._compact(text.removeprefix("/compact").strip())
         elif text.startswith("/mcp:") and not self._mcp_on():
             self._error("MCP is off: turn it on with 'protoagent agents enable coding/mcp'")
         elif text.startswith("/") and not text.startswith(("/skill:", "/mcp:")):
@@ -100,7 +103,9 @@ class Chat:
 
     def _options(self, own_command: bool) -> RunOptions:
         """The run's options: the chat's session is continued (a ``!command`` is recorded as a
-        session of its own and leaves the chat's session as it is)."""
+        session of its own and leaves the chat's session as it is). The person's own ``!command``
+        is theirs: it runs without a question (still sandboxed, still recorded), unless the
+        policy denies every effect."""
         from protoagent.settings import agent_enabled
         from protoagent.workflow.run import RunOptions
 
@@ -116,7 +121,7 @@ class Chat:
             model=self.model,
             store=self.store,
             approval=self.approval,
-            answerer=line_answerer(self.console),  # consulted only when the policy asks
+            answerer=typed_by_you() if own_command else line_answerer(self.console),  # asked only when the policy asks
             tester=agent_enabled(self.home, "tester"),
             scout=agent_enabled(self.home, "scout"),
             mcp=agent_enabled(self.home, "mcp"),
@@ -170,6 +175,36 @@ class Chat:
             line = f"{row['id']:<22} {row['role']:<6} {row['source']:<7} {row['description']}{lead}{state}"
             self.console.print(line, markup=False, highlight=False)
 
+    def _compact(self, focus: str) -> None:
+        """Summarize the session's conversation so far (``compact_session``); the next message follows it."""
+        from protoagent.context.session_compaction import compact_session
+        from protoagent.interfaces.cli.signals import Interrupted, run_until_signalled
+
+        if self.session_id is None:
+            self._error("nothing to compact yet: send a message first")
+            return
+        try:
+            result = run_until_signalled(compact_session(self.session_id, self.store, focus=focus, model=self.model))
+        except Interrupted as stop:
+            self.console.print("[yellow]stopped: nothing was compacted[/yellow]")
+            if stop.signum != signal.SIGINT:
+                raise
+            return
+        except (ConfigError, SessionLoadError) as exc:
+            self._error(str(exc))
+            return
+        if not result.compacted:
+            self.console.print(result.reason, markup=False, highlight=False)
+            return
+        first, last = (result.turns[0], result.turns[-1]) if result.turns else (0, 0)
+        turns = f"turns {first}-{last}" if first != last else f"turn {first}" if first else "the conversation"
+        self.console.print(
+            f"compacted {turns}: about {result.replaced_tokens} tokens now read as a {result.method} "
+            f"summary of {result.summary_tokens}",
+            markup=False,
+            highlight=False,
+        )
+
     def _resume(self, words: list[str]) -> None:
         if len(words) != 1:
             self._error("say which session: /resume SESSION_ID (see 'protoagent sessions list')")
@@ -191,6 +226,15 @@ class Chat:
 
     def _error(self, message: str) -> None:
         self.console.print(f"[red]error:[/red] {message}", highlight=False)
+
+
+def typed_by_you() -> Answerer:
+    """The answer for the person's own ``!command``: they typed it, so it is allowed once."""
+
+    async def allow(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer.once("you typed this command in the chat")
+
+    return allow
 
 
 def line_answerer(console: Console) -> Answerer:

@@ -39,6 +39,14 @@ class MessageBody(BaseModel):
     surface: Literal["auto", "conversation", "question", "verification", "editing"] = "auto"
 
 
+class CompactBody(BaseModel):
+    """``POST /api/sessions/{id}/compact``: summarize the conversation so far (``/compact``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    focus: str = Field("", max_length=500)
+    """What the summary should keep in view; the session's own model writes it."""
+
+
 class ApprovalBody(BaseModel):
     """``POST /api/approvals/{call_id}``: one of the three approval choices."""
 

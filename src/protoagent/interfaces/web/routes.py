@@ -13,13 +13,21 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from protoagent.context.session_compaction import compact_session
 from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
 from protoagent.events.session_lease import SessionRunning
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.interfaces.web.auth import AccessGuard, is_loopback
 from protoagent.interfaces.web.hub import Conflict, RunHub
-from protoagent.interfaces.web.requests import ApprovalBody, MessageBody, RunBody, WebConfig, check_session_id
+from protoagent.interfaces.web.requests import (
+    ApprovalBody,
+    CompactBody,
+    MessageBody,
+    RunBody,
+    WebConfig,
+    check_session_id,
+)
 from protoagent.interfaces.web.runs import continue_starter, run_starter
 from protoagent.interfaces.web.scope import SessionScope
 from protoagent.processes.live import LIVE_OUTPUT
@@ -128,6 +136,16 @@ def _run_routes(app: FastAPI, config: WebConfig, scope: SessionScope, hub: RunHu
             raise Conflict(f"session {session_id!r} is still running; wait for it to end or cancel it")
         scope.load(session_id)  # refuses an unknown, unreadable or out-of-root session before anything starts
         return {"session_id": await hub.start(continue_starter(session_id, body, config, store))}
+
+    @app.post("/api/sessions/{session_id}/compact")
+    async def compact(session_id: str, body: CompactBody) -> dict[str, Any]:
+        """The conversation so far becomes one summary; the next message follows it."""
+        check_session_id(session_id)
+        if hub.running(session_id):
+            raise Conflict(f"session {session_id!r} is still running; wait for it to end or cancel it")
+        created = scope.load(session_id)[0].payload
+        result = await compact_session(session_id, store, focus=body.focus, model=str(created["model"]))
+        return result.to_json()
 
     @app.post("/api/approvals/{call_id}")
     async def approve(call_id: str, body: ApprovalBody) -> dict[str, str]:
