@@ -77,11 +77,11 @@ def events(home: Path, session_id: str) -> list[dict[str, Any]]:
     return list(json.loads(shown.stdout)["events"])
 
 
-def three_turn_session(tmp_path: Path) -> tuple[Path, Path, str]:
+def three_turn_session(tmp_path: Path, extra: dict[str, str] | None = None) -> tuple[Path, Path, str]:
     """A session that edits ``a.py`` in turn 1, ``a.py`` again and creates ``b.py`` in turn 2, and
     edits ``c.py`` in turn 3. Returns the data home, the repository and the session id."""
     home = tmp_path / "home"
-    repo = repo_with_tests(tmp_path / "repo", {"a.py": "A = 1\n", "c.py": "C = 1\n"})
+    repo = repo_with_tests(tmp_path / "repo", {"a.py": "A = 1\n", "c.py": "C = 1\n", **(extra or {})})
     first = run_turn(
         home, repo, tmp_path / "t1.jsonl", coder_turns(edit("a.py", "A = 1\n", "A = 1", "A = 2")), "set A to 2"
     )

@@ -153,6 +153,38 @@ class ContextCompacted(Payload):
     """Why a model summary was not used when one was tried (its one-line failure)."""
 
 
+class RestoredFile(BaseModel):
+    """One file a code rewind put back."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    revision_before: str | None
+    """What the file held before the rewind (``None``: absent)."""
+    revision_after: str | None
+    """What the rewind left (``None``: removed, the session had created it)."""
+    text: str | None
+    """The restored text (``None`` when removed)."""
+
+
+class SessionRewound(Payload):
+    """A rewind to a checkpoint: files restored from the log, later turns hidden from the model."""
+
+    to_turn: int
+    """The checkpoint: the state after user turn N (0: before the first)."""
+    scope: Literal["code", "conversation", "both"]
+    hidden_turns: list[int] = []
+    """User turns the model no longer sees (a conversation rewind); the log keeps them."""
+    hidden_ranges: list[tuple[int, int]] = []
+    """The event ranges (first and last ``seq``, inclusive) of ``hidden_turns``."""
+    restored: list[RestoredFile] = []
+    """Files a code rewind put back, in path order."""
+    commands_since: list[str] = []
+    """Commands run after the checkpoint: their side effects are not tracked by checkpoints."""
+    command_changed_files: list[str] = []
+    """Files the checks run after the checkpoint were seen to change (revision capture)."""
+
+
 class Generic(Payload):
     """Workflow facts whose fields are defined by the part that records them."""
 
@@ -175,6 +207,7 @@ CATALOG: dict[str, type[Payload]] = {
     "tool.ended": ToolEnded,
     "run.ended": RunEnded,
     "session.resumed": Generic,
+    "session.rewound": SessionRewound,
     "context.compacted": ContextCompacted,
     # Workflow and evidence facts (see spec/task-workflow.txt).
     "run.contract": Generic,

@@ -253,6 +253,53 @@ _register_mcp()
 
 
 @app.command()
+def diff(
+    session_id: Annotated[str, typer.Argument(help="Session id from 'sessions list'.")],
+    turn: Annotated[int | None, typer.Option(help="Only this user turn's changes (1 is the first).")] = None,
+) -> None:
+    """Print a session's file changes as a unified diff, from its log (not from git)."""
+    from protoagent.interfaces.cli.checkpoint_cmds import diff_command
+
+    raise typer.Exit(diff_command(session_id, turn))
+
+
+@app.command()
+def rewind(
+    session_id: Annotated[str, typer.Argument(help="Session id from 'sessions list'.")],
+    to: Annotated[int | None, typer.Option(help="The checkpoint: the state after user turn N (0: before it).")] = None,
+    to_verified: Annotated[bool, typer.Option("--to-verified", help="The latest checkpoint a check verified.")] = False,
+    code: Annotated[bool, typer.Option("--code", help="Restore files only.")] = False,
+    conversation: Annotated[bool, typer.Option("--conversation", help="Hide later turns from the model only.")] = False,
+    both: Annotated[bool, typer.Option("--both", help="Files and conversation (the default).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Rewind a session to a checkpoint: restore the files it wrote, hide later turns from the model.
+
+    Refuses, changing nothing, when a file changed outside the session since it wrote it.
+    """
+    from protoagent.errors import ConfigError
+    from protoagent.interfaces.cli.checkpoint_cmds import rewind_command, scope_of
+
+    try:
+        scope = scope_of(code, conversation, both)
+    except ConfigError as exc:
+        _fail(str(exc), as_json)
+    raise typer.Exit(rewind_command(session_id, to, to_verified, scope, as_json))
+
+
+@sessions_app.command("fork")
+def sessions_fork(
+    session_id: Annotated[str, typer.Argument(help="Session id from 'sessions list'.")],
+    to: Annotated[int | None, typer.Option(help="Fork from the state after user turn N (default the latest).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Start a new, independent session from a checkpoint of another; continue it with run --resume."""
+    from protoagent.interfaces.cli.checkpoint_cmds import fork_command
+
+    raise typer.Exit(fork_command(session_id, to, as_json))
+
+
+@app.command()
 def checks(
     repo: Annotated[Path, typer.Option(help="Repository to inspect.")] = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
