@@ -2,7 +2,8 @@
 
 ``run_one`` takes and returns plain data so both engines can ship it between processes. The
 task runs the same ``run_task`` as ``protoagent run``, in its own copy of the repository, with
-its session in the shared store; the result row is read off the report and the session log.
+its session in the shared store; the result row is read off the report and the session log. A
+SWE-bench task's row also carries the session's patch and, when evaluating, its score.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.batch.isolation import prepare_workspace
+from protoagent.batch.patches import snapshot_config
+from protoagent.batch.swebench import instance_outcome
 from protoagent.batch.tasks import BatchTask, Expectation
 from protoagent.errors import ProtoAgentError
 from protoagent.events.usage import token_totals
@@ -30,6 +33,10 @@ class WorkerSetup:
     data_home: str
     work_root: str | None = None
     """Parent folder of the per-task copies (default: the system's temporary folder)."""
+    evaluate: bool = False
+    """Score each SWE-bench task's patch against its tests (``--evaluate``)."""
+    python: str | None = None
+    """The interpreter those tests run under; None: the local clone's own environment."""
 
 
 def run_one(task_data: dict[str, Any], setup: WorkerSetup) -> dict[str, Any]:
@@ -39,7 +46,14 @@ def run_one(task_data: dict[str, Any], setup: WorkerSetup) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix=f"protoagent-batch-{_safe(task.id)}-", dir=setup.work_root))
     try:
         workspace = prepare_workspace(task, scratch / "repo")
-        row = asyncio.run(_run(task, workspace, setup))
+        config = snapshot_config(workspace) if task.swe_bench is not None else b""
+        try:
+            row = asyncio.run(_run(task, workspace, setup))
+        except ProtoAgentError as exc:
+            row = {"status": "error", "error": str(exc)}
+        if task.swe_bench is not None:
+            home = Path(setup.data_home)
+            row.update(instance_outcome(task, workspace, config, scratch, setup.evaluate, setup.python, home))
     except ProtoAgentError as exc:
         row = {"status": "error", "error": str(exc)}
     finally:

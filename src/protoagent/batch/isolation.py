@@ -1,9 +1,10 @@
 """Every batch task works in its own copy of its repository, never in the original.
 
-A local folder is copied whole (uncommitted work included, symlinks kept as links); a git URL
-is cloned and checked out at the task's commit. Git runs with configuration-driven execution
-switched off (no hooks, no fsmonitor, no system or global config), since the repository is
-untrusted input.
+A local folder is copied whole (uncommitted work included, symlinks kept as links); a git URL,
+or a local folder with a ``commit``, is cloned and checked out at that commit. Git runs with
+configuration-driven execution switched off (no hooks, no fsmonitor, no system or global
+config or attributes), since the repository is untrusted input; ``run_git`` is
+that one way to run git, for the copies and for the patches made in them.
 """
 
 from __future__ import annotations
@@ -35,36 +36,57 @@ def _git_env(home: Path) -> dict[str, str]:
     }
 
 
-def _git(args: list[str], cwd: Path, home: Path) -> None:
-    command = [
-        "git",
-        "-c",
-        "core.hooksPath=" + os.devnull,
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "protocol.ext.allow=never",
-        *args,
-    ]
+_HARDENED = (
+    "core.hooksPath=" + os.devnull,
+    "core.fsmonitor=false",
+    "core.attributesFile=" + os.devnull,
+    "protocol.ext.allow=never",
+)
+
+
+def run_git(args: list[str], cwd: Path, home: Path, *, stdin: str | None = None) -> str:
+    """Run git hardened (see the module docstring) and return its output; ``ConfigError`` with
+    git's first line of complaint when it fails."""
+    command = ["git", *(part for setting in _HARDENED for part in ("-c", setting)), *args]
     try:
         done = subprocess.run(
-            command, cwd=cwd, env=_git_env(home), capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, check=False
+            command,
+            cwd=cwd,
+            env=_git_env(home),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(f"git {args[0]} could not run: {exc}") from None
     if done.returncode != 0:
         first = (done.stderr.strip().splitlines() or ["no message"])[0]
         raise ConfigError(f"git {args[0]} failed: {first}")
+    return done.stdout
+
+
+def clone_at(source: str, commit: str, dest: Path) -> Path:
+    """A fresh clone of ``source`` (a URL or a local repository) at ``commit``, detached.
+
+    A local repository is cloned without hard links, so nothing done in the copy can reach the
+    original's object files.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    local = [] if "://" in source or source.startswith("git@") else ["--no-hardlinks"]
+    # After "--" the URL and folder are never read as options (no --upload-pack=...).
+    run_git(["clone", "--quiet", "--no-checkout", *local, "--", source, str(dest)], dest.parent, dest.parent)
+    run_git(["checkout", "--quiet", "--detach", commit], dest, dest.parent)
+    return dest
 
 
 def prepare_workspace(task: BatchTask, dest: Path) -> Path:
     """Make ``dest`` the task's private copy of its repository and apply its check override."""
-    if task.is_remote:
-        commit = _revision(task)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        # After "--" the URL and folder are never read as options (no --upload-pack=...).
-        _git(["clone", "--quiet", "--no-checkout", "--", task.repo, str(dest)], dest.parent, dest.parent)
-        _git(["checkout", "--quiet", "--detach", commit], dest, dest.parent)
+    if task.is_remote or task.commit is not None:
+        if not task.is_remote and not Path(task.repo, ".git").exists():
+            raise ConfigError(f"task {task.id!r}: {task.repo!r} is not a git repository; drop commit or use a clone")
+        clone_at(task.repo, _revision(task), dest)
     else:
         source = Path(task.repo)
         if not source.is_dir():

@@ -57,6 +57,15 @@ class Summary:
     tokens_out: int
     model_calls: int
     tokens_cached: int = 0
+    resolved: int | None = None
+    """SWE-bench tasks whose patch resolved their instance; None when nothing was evaluated."""
+
+    @property
+    def resolved_rate(self) -> float | None:
+        """Resolved tasks over all tasks (an errored or unscored one counts as unresolved)."""
+        if self.resolved is None:
+            return None
+        return self.resolved / self.total if self.total else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,13 +77,17 @@ class Summary:
             "p95_s": self.p95_s,
             "tokens": {"input": self.tokens_in, "output": self.tokens_out, "cached_input": self.tokens_cached},
             "model_calls": self.model_calls,
+            "resolved": self.resolved,
+            "resolved_rate": self.resolved_rate,
         }
 
     def lines(self) -> list[str]:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(self.by_status.items()))
         expect = "n/a" if self.expect_rate is None else f"{self.expect_rate:.0%}"
+        resolved = [] if self.resolved_rate is None else [f"resolved    {self.resolved} ({self.resolved_rate:.0%})"]
         return [
             f"tasks       {self.total} ({statuses})",
+            *resolved,
             f"verified    {self.verified_rate:.0%}",
             f"expect held {expect}",
             f"time        p50 {self.p50_s:.2f} s, p95 {self.p95_s:.2f} s",
@@ -83,7 +96,8 @@ class Summary:
         ]
 
 
-def summarize(rows: list[dict[str, Any]]) -> Summary:
+def summarize(rows: list[dict[str, Any]], *, evaluated: bool = False) -> Summary:
+    """The summary of ``rows``; ``evaluated``: SWE-bench patches were scored, so count the resolved."""
     total = len(rows)
     times = sorted(float(r.get("wall_s", 0.0)) for r in rows)
     judged = [r["expect_held"] for r in rows if r.get("expect_held") is not None]
@@ -99,6 +113,7 @@ def summarize(rows: list[dict[str, Any]]) -> Summary:
         tokens_out=sum(int(t.get("output", 0)) for t in tokens),
         model_calls=sum(int(r.get("model_calls", 0)) for r in rows),
         tokens_cached=sum(int(t.get("cached_input", 0)) for t in tokens),
+        resolved=sum(1 for r in rows if r.get("resolved") is True) if evaluated else None,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from protoagent.batch.instances import SweBenchInstance
 from protoagent.errors import ConfigError
 
 Approval = Literal["ask", "auto-edit", "auto", "deny"]
@@ -40,7 +41,8 @@ class BatchTask(BaseModel):
     id: str = Field(min_length=1, max_length=200)
     objective: str = Field(min_length=1)
     repo: str
-    """A local folder, or a git URL; ``commit`` pins the revision of a URL."""
+    """A local folder, or a git URL; with ``commit``, a clone at that commit is used (a local folder
+    must then be a git repository)."""
     commit: str | None = None
     model: str = "local"
     approval: Approval = "auto"
@@ -51,6 +53,9 @@ class BatchTask(BaseModel):
     expect: Expectation | None = None
     max_model_calls: int | None = Field(default=None, ge=1, le=10_000)
     """The run's model-call budget; None takes the prompt profile's own."""
+    swe_bench: SweBenchInstance | None = None
+    """The SWE-bench instance the task was made from (``--format swe-bench``): its row then
+    carries the session's patch against ``commit`` and, with ``--evaluate``, whether it resolved."""
 
     @field_validator("expect", mode="before")
     @classmethod
