@@ -56,20 +56,21 @@ def answer_in_page(page: Page, shots: Path, deny: str | None = None, timeout: fl
     deadline = time.monotonic() + timeout
     while not page.locator("#evidence").is_visible():
         assert time.monotonic() < deadline, "the run did not reach its evidence report"
-        waiting = page.locator(".card:has(.approval .row button:enabled)").first
+        waiting = page.locator("#approvals .approval:has(.row button:enabled)").first
         if waiting.count() == 0:
             time.sleep(0.05)
             continue
-        card = page.locator(f".card[data-call-id='{waiting.get_attribute('data-call-id')}']")
-        tool = card.locator(".tool").inner_text()
+        call_id = waiting.get_attribute("data-call-id")
+        prompt = page.locator(f"#approvals .approval[data-call-id='{call_id}']")
+        tool = prompt.locator(".tool").inner_text()
         if tool == "edit_file":
             page.screenshot(path=str(shots / f"approval-{'deny' if deny else 'allow'}.png"), full_page=True)
         if tool == deny:
-            card.locator(".approval input").fill("keep dates.py as it is")
-            card.locator("button.deny").click()
+            prompt.locator("input").fill("keep dates.py as it is")
+            prompt.locator("button.deny").click()
         else:
-            card.locator("button.approve").click()
-        card.locator(".approval .row").wait_for(state="detached")
+            prompt.locator("button.approve").click()
+        prompt.wait_for(state="detached")
 
 
 def test_browser_run_approve_edit_see_diff_and_evidence_then_reload_and_deny(
@@ -86,7 +87,10 @@ def test_browser_run_approve_edit_see_diff_and_evidence_then_reload_and_deny(
         page.wait_for_selector("body[data-running=false]")
         edit = page.locator(".card[data-presentation=diff]:has(.tool:text-is('edit_file'))")
         assert "status-ok" in (edit.get_attribute("class") or "").split()
+        assert edit.get_attribute("open") is None, "a finished card is one collapsed line"
+        edit.locator("summary").click()
         assert "return int(year), int(month), int(day)" in edit.locator(".diff .add").first.inner_text()
+        edit.locator("summary").click()
         evidence = page.locator("#evidence").inner_text()
         assert "applied: yes" in evidence and "verified: yes" in evidence and "criteria_supported: yes" in evidence
         assert "baseline" in evidence and "verify" in evidence and "passed" in evidence
@@ -110,7 +114,7 @@ def test_browser_run_approve_edit_see_diff_and_evidence_then_reload_and_deny(
         answer_in_page(page, shots, deny="edit_file")
         denied = page.locator(".card:has(.tool:text-is('edit_file'))")
         assert "status-denied" in (denied.get_attribute("class") or "").split()
-        assert "keep dates.py as it is" in denied.inner_text()
+        assert "keep dates.py as it is" in (denied.text_content() or "")
         assert (second / "dates.py").read_text() == BUGGY
         assert "applied: no" in page.locator("#evidence").inner_text()
         page.goto(server.url + "/")

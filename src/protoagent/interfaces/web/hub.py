@@ -153,10 +153,12 @@ class RunHub:
         future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
         pending = _Pending(session_id, request, future)
         self._pending.append(pending)
+        self._note(session_id, running=True)  # the page's pending list changes with each question
         try:
             return await future
         finally:
             self._pending.remove(pending)
+            self._note(session_id, running=session_id in self._live)
 
     def _ended(self, live: _Live, task: asyncio.Task[Any]) -> None:
         if not live.started.done():

@@ -30,12 +30,16 @@ from protoagent.interfaces.web.requests import (
 )
 from protoagent.interfaces.web.runs import continue_starter, run_starter
 from protoagent.interfaces.web.scope import SessionScope
+from protoagent.interfaces.web.views import view_routes
 from protoagent.processes.live import LIVE_OUTPUT
 from protoagent.tools.approvals import ApprovalAnswer
 
 KEEPALIVE_S = 15.0
 STATIC = {
     "app.js": "text/javascript; charset=utf-8",
+    "markdown.js": "text/javascript; charset=utf-8",
+    "cards.js": "text/javascript; charset=utf-8",
+    "list.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
     "index.html": "text/html; charset=utf-8",
 }
@@ -58,6 +62,7 @@ def create_app(config: WebConfig, store: SessionStore, hub: RunHub | None = None
     scope = SessionScope(config, store)
     _errors(app)
     _session_routes(app, scope, hub)
+    view_routes(app, config, scope, hub)
     _run_routes(app, config, scope, hub)
     _pages(app)
     return app
@@ -82,23 +87,16 @@ def _errors(app: FastAPI) -> None:
 def _session_routes(app: FastAPI, scope: SessionScope, hub: RunHub) -> None:
     """Only sessions under the server's roots are listed or read (``SessionScope``)."""
 
-    @app.get("/api/sessions")
-    async def sessions() -> list[dict[str, Any]]:
-        return [
-            {
-                "session_id": r.session_id,
-                "created": r.created,
-                "events": r.event_count,
-                "title": r.title,
-                "running": hub.running(r.session_id),
-            }
-            for r in scope.listed()
-        ]
-
     @app.get("/api/sessions/{session_id}/events")
     async def events(session_id: str) -> dict[str, Any]:
         loaded = scope.load(check_session_id(session_id))
-        return {"session_id": session_id, "running": hub.running(session_id), "events": [_dump(e) for e in loaded]}
+        pending = [r.call_id for r in hub.pending(session_id)]
+        return {
+            "session_id": session_id,
+            "running": hub.running(session_id),
+            "pending": pending,
+            "events": [_dump(e) for e in loaded],
+        }
 
     @app.get("/api/sessions/{session_id}/calls/{call_id}/output")
     async def live_output(session_id: str, call_id: str, after: int = 0) -> dict[str, Any]:

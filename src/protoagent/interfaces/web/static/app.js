@@ -1,22 +1,10 @@
-// The page folds the session's event stream into messages, tool cards, approvals and evidence.
-// Every view is rebuilt from the log, so a reload or a second browser shows the same thing.
+// The session page folds the session's event stream into messages, tool cards, approvals and
+// evidence. Every view is rebuilt from the log, so a reload or a second browser shows the same
+// thing; which approvals are waiting comes from the server (the `state` of the stream).
 "use strict";
 
-const PRESENTATION = { edit_file: "diff", create_file: "diff", replace_file: "diff", shell: "terminal",
-  execute_command: "terminal", run_check: "terminal" };
-
 const EFFECT_NAMES = { write: "file change", execute: "command" };
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  return node;
-}
+const LIVE_POLL_MS = 300;
 
 async function api(method, path, body) {
   const init = { method, credentials: "same-origin", headers: {} };
@@ -27,55 +15,57 @@ async function api(method, path, body) {
   return data;
 }
 
-function diffBlock(text) {
-  const pre = el("pre", { class: "diff" });
-  for (const line of text.split("\n")) {
-    const kind = line.startsWith("@@") ? "hunk" : line.startsWith("+") && !line.startsWith("+++") ? "add"
-      : line.startsWith("-") && !line.startsWith("---") ? "del" : "";
-    pre.append(el("span", kind ? { class: kind } : {}, line + "\n"));
-  }
-  return pre;
-}
-
-function outputBlock(text, presentation) {
-  if (presentation === "terminal") return el("pre", { class: "terminal" }, text);
-  return el("pre", {}, text.split("\n").slice(0, 60).join("\n"));
-}
-
 function yesNo(value) { return el("span", { class: value ? "yes" : "no" }, value ? "yes" : "no"); }
+
+function askNotificationPermission() {
+  if ("Notification" in window && Notification.permission === "default") Notification.requestPermission().catch(() => {});
+}
 
 class SessionView {
   constructor(sessionId) {
     this.id = sessionId;
+    this.base = `/api/sessions/${encodeURIComponent(sessionId)}`;
     this.transcript = document.getElementById("transcript");
     this.cards = new Map();
+    this.requests = new Map();
+    this.pending = [];
     this.streaming = new Map();
     this.checkArgs = new Map();
     this.checks = [];
     this.running = false;
+    this.title = sessionId;
+    this.polling = false;
   }
 
   apply(event) {
-    const p = event.payload;
     const handler = this["on_" + event.type.replace(/\./g, "_")];
-    if (handler) handler.call(this, p, event);
+    if (handler) handler.call(this, event.payload, event);
   }
 
   add(node) { this.transcript.append(node); return node; }
 
   on_session_created(p) {
-    document.getElementById("title").textContent = `${p.title || this.id} · ${p.model} · approval ${p.approval_policy}`;
+    this.title = p.title || this.id;
+    document.getElementById("title").textContent = `${this.title} · ${p.model} · approval ${p.approval_policy}`;
+    this.refreshTitle();
+  }
+
+  on_session_resumed(p) {
+    // A new run of the session: its evidence is its own, the previous run's leaves the screen.
+    this.checks = [];
+    document.getElementById("evidence").hidden = true;
+    this.add(el("div", { class: "phase resumed" }, `continued · ${p.model}`));
   }
 
   on_user_message(p, e) {
     const who = e.agent === "main" || e.agent === "architect" ? "you" : `task for ${e.agent}`;
-    this.add(el("div", { class: "msg user" }, el("span", { class: "who" }, who), p.text));
+    this.add(el("div", { class: "msg user" }, el("span", { class: "who" }, who), el("div", { class: "text" }, p.text)));
   }
 
   on_model_delta(p, e) {
     let bubble = this.streaming.get(e.agent);
     if (!bubble) {
-      bubble = this.add(el("div", { class: "msg assistant" }, el("span", { class: "who" }, e.agent), ""));
+      bubble = this.add(el("div", { class: "msg assistant streaming" }, el("span", { class: "who" }, e.agent), el("div", { class: "text" })));
       this.streaming.set(e.agent, bubble);
     }
     bubble.lastChild.textContent += p.text;
@@ -86,73 +76,46 @@ class SessionView {
     this.streaming.delete(e.agent);
     if (!p.text.trim()) { if (bubble) bubble.remove(); return; }
     if (!bubble) bubble = this.add(el("div", { class: "msg assistant" }, el("span", { class: "who" }, e.agent), ""));
-    bubble.lastChild.textContent = p.text;
+    bubble.classList.remove("streaming");
+    bubble.lastChild.replaceWith(renderMarkdown(p.text));
   }
 
   on_tool_started(p, e) {
-    const presentation = p.presentation || PRESENTATION[p.tool] || "generic";
-    const args = Object.entries(p.arguments).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
-    const status = el("span", { class: "status" }, "running");
-    const card = el("div", { class: "card", "data-call-id": p.call_id, "data-presentation": presentation },
-      el("div", { class: "card-head" }, el("span", { class: "tool" }, p.tool), el("span", { class: "who" }, e.agent), status),
-      el("div", { class: "args" }, args.length > 400 ? args.slice(0, 399) + "…" : args));
-    this.cards.set(p.call_id, { card, status, presentation, preview: "" });
+    const card = new ToolCard(p, e.agent);
+    this.cards.set(p.call_id, card);
     if (p.tool === "run_check") this.checkArgs.set(p.call_id, p.arguments);
-    this.add(card);
+    this.add(card.node);
+    this.pollLive();
   }
 
   on_approval_requested(p) {
-    const entry = this.cards.get(p.call_id);
-    if (!entry) return;
-    entry.preview = p.preview;
-    const preview = entry.presentation === "diff" ? diffBlock(p.preview) : outputBlock(p.preview, entry.presentation);
-    const reason = el("input", { placeholder: "reason (for a denial; the model sees it)", size: "40" });
-    const error = el("span", { class: "error" });
-    const answer = (decision, scope) => async () => {
-      try {
-        await api("POST", `/api/approvals/${encodeURIComponent(p.call_id)}`,
-          { decision, scope, reason: reason.value, session_id: this.id });
-        prompt.querySelectorAll("button").forEach((b) => { b.disabled = true; });
-      } catch (err) { error.textContent = err.message; }
-    };
-    const prompt = el("div", { class: "approval" },
-      el("div", {}, `Approve this ${EFFECT_NAMES[p.effect] || p.effect}?`), preview,
-      el("div", { class: "row" },
-        el("button", { class: "approve", onclick: answer("allow", "once") }, "Approve"),
-        el("button", { class: "approve-session secondary", onclick: answer("allow", "session") }, "Allow for this session"),
-        el("button", { class: "deny danger", onclick: answer("deny", "once") }, "Deny"), reason, error));
-    entry.prompt = prompt;
-    entry.card.append(prompt);
-    this.refreshPrompts();
+    this.requests.set(p.call_id, p);
+    const card = this.cards.get(p.call_id);
+    if (card) card.preview = p.preview;
+    this.renderApprovals();
   }
 
   on_approval_decided(p) {
-    const entry = this.cards.get(p.call_id);
-    if (!entry) return;
-    if (entry.prompt) {
-      entry.prompt.querySelector(".row").remove();
-      entry.prompt.classList.add("answered");
-      entry.prompt = null;
-    }
-    entry.card.append(el("div", { class: "decision" }, `${p.decision} (${p.source}): ${p.reason}`));
+    this.requests.delete(p.call_id);
+    this.pending = this.pending.filter((id) => id !== p.call_id);
+    const card = this.cards.get(p.call_id);
+    if (card) { card.decided(p); card.waiting(false); }
+    this.renderApprovals();
   }
 
   on_approval_rule_added(p) {
-    const entry = this.cards.get(p.call_id);
+    const card = this.cards.get(p.call_id);
     const target = p.rule.paths.length ? p.rule.paths.join(", ") : (p.rule.command.split("\n")[0] || "");
     const note = el("div", { class: "decision" }, `session rule added: ${p.rule.tool} on ${target}`);
-    if (entry) entry.card.append(note); else this.add(note);
+    if (card) card.body.append(note); else this.add(note);
   }
 
   on_tool_ended(p) {
-    const entry = this.cards.get(p.call_id);
-    if (!entry) return;
-    entry.card.classList.add(`status-${p.status}`);
-    entry.status.textContent = p.status;
-    const diff = p.data && typeof p.data.diff === "string" ? p.data.diff : entry.preview;
-    if (entry.presentation === "diff" && p.status === "ok" && diff) entry.card.append(diffBlock(diff));
-    entry.card.append(outputBlock(p.output, entry.presentation === "terminal" ? "terminal" : "generic"));
+    const card = this.cards.get(p.call_id);
+    if (!card) return;
+    card.end(p);
     if (p.tool === "run_check") this.recordCheck(p);
+    if (["edit_file", "create_file", "replace_file"].includes(p.tool) && changesOpen()) showChanges(this);
   }
 
   recordCheck(p) {
@@ -179,7 +142,9 @@ class SessionView {
     if (p.changed_files.length) box.append(el("div", {}, "changed files: " + p.changed_files.join(", ")));
     if (this.checks.length) {
       const table = el("table", { class: "checks" }, el("tr", {}, el("th", {}, "check"), el("th", {}, "phase"), el("th", {}, "outcome")));
-      for (const c of this.checks) table.append(el("tr", {}, el("td", {}, c.id), el("td", {}, c.phase), el("td", {}, c.outcome)));
+      for (const c of this.checks) {
+        table.append(el("tr", {}, el("td", {}, c.id), el("td", {}, c.phase), el("td", { class: `outcome outcome-${c.outcome}` }, c.outcome)));
+      }
       box.append(table);
     }
     for (const note of p.notes) box.append(el("div", { class: "notice" }, "note: " + note));
@@ -187,33 +152,145 @@ class SessionView {
   }
 
   on_run_ended(p) {
-    this.add(el("div", { class: "phase run-ended" }, `run ${p.status}`));
-    if (p.summary) this.add(el("div", { class: "msg assistant summary" }, p.summary));
+    for (const card of this.cards.values()) {
+      if (!card.ended) { card.ended = true; card.setStatus("cancelled", "no result recorded"); }
+    }
+    this.add(el("div", { class: `phase run-ended run-${p.status}` }, `run ${p.status}`));
+    if (p.summary) this.add(el("div", { class: "msg assistant summary" }, renderMarkdown(p.summary)));
   }
 
-  setRunning(running) {
-    this.running = running;
-    const state = document.getElementById("state");
-    state.textContent = running ? "running" : "idle";
-    state.className = "state" + (running ? " running" : "");
-    document.getElementById("cancel").disabled = !running;
-    document.body.dataset.running = String(running);
-    this.refreshPrompts();
+  setState(state) {
+    this.running = state.running;
+    const shown = document.getElementById("state");
+    shown.textContent = this.running ? "running" : "idle";
+    shown.className = "state" + (this.running ? " running" : "");
+    document.getElementById("cancel").disabled = !this.running;
+    document.body.dataset.running = String(this.running);
+    if (state.pending) this.setPending(state.pending);
+    this.pollLive();
   }
 
-  refreshPrompts() {
-    for (const entry of this.cards.values()) {
-      if (entry.prompt) entry.prompt.querySelectorAll("button").forEach((b) => { b.disabled = !this.running; });
+  setPending(pending) {
+    const fresh = pending.filter((id) => !this.pending.includes(id));
+    this.pending = pending;
+    this.renderApprovals();
+    if (fresh.length) this.notify(fresh);
+  }
+
+  waitingRequests() { return this.pending.filter((id) => this.requests.has(id)).map((id) => this.requests.get(id)); }
+
+  renderApprovals() {
+    const waiting = this.waitingRequests();
+    for (const [id, card] of this.cards) card.waiting(waiting.some((r) => r.call_id === id));
+    const bar = document.getElementById("approvals");
+    const list = document.getElementById("approvals-list");
+    const shownIds = [...list.children].map((n) => n.dataset.callId);
+    for (const node of [...list.children]) if (!waiting.some((r) => r.call_id === node.dataset.callId)) node.remove();
+    for (const request of waiting) if (!shownIds.includes(request.call_id)) list.append(this.approvalPrompt(request));
+    document.getElementById("approvals-count").textContent =
+      waiting.length === 1 ? "1 approval is waiting for you" : `${waiting.length} approvals are waiting for you`;
+    const wasHidden = bar.hidden;
+    bar.hidden = waiting.length === 0;
+    document.body.classList.toggle("has-approvals", waiting.length > 0);
+    document.body.dataset.pending = String(waiting.length);
+    if (waiting.length && (wasHidden || !list.contains(document.activeElement))) {
+      const first = list.querySelector("button.approve");
+      if (first) first.focus({ preventScroll: true });
+    }
+    this.refreshTitle();
+  }
+
+  approvalPrompt(p) {
+    const card = this.cards.get(p.call_id);
+    const presentation = card ? card.presentation : "generic";
+    const preview = presentation === "diff" ? diffBlock(p.preview) : outputBlock(p.preview, presentation);
+    const reason = el("input", { placeholder: "reason (for a denial; the model sees it)", size: "40" });
+    const error = el("span", { class: "error" });
+    const answer = (decision, scope) => async () => {
+      prompt.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+      try {
+        await api("POST", `/api/approvals/${encodeURIComponent(p.call_id)}`,
+          { decision, scope, reason: reason.value, session_id: this.id });
+      } catch (err) {
+        error.textContent = err.message;
+        prompt.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+      }
+    };
+    const title = card && card.title ? ` ${card.title}` : "";
+    const prompt = el("div", { class: "approval", "data-call-id": p.call_id },
+      el("div", { class: "approval-title" }, `Approve this ${EFFECT_NAMES[p.effect] || p.effect} by `,
+        el("span", { class: "tool" }, p.tool), title, p.paths && p.paths.length ? ` on ${p.paths.join(", ")}` : "", "?"),
+      preview,
+      el("div", { class: "row" },
+        el("button", { class: "approve", onclick: answer("allow", "once") }, "Approve"),
+        el("button", { class: "approve-session secondary", onclick: answer("allow", "session") }, "Allow for this session"),
+        el("button", { class: "deny danger", onclick: answer("deny", "once") }, "Deny"), reason, error));
+    return prompt;
+  }
+
+  refreshTitle() {
+    const count = this.waitingRequests().length;
+    document.title = count ? `(${count}) approval needed · ${this.title} · ProtoAgent` : `${this.title} · ProtoAgent`;
+  }
+
+  notify(fresh) {
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    for (const id of fresh) {
+      const request = this.requests.get(id);
+      if (!request) continue;
+      try {
+        new Notification("ProtoAgent: approval needed", { body: `${request.tool}: ${oneLine(request.preview, 100)}`, tag: id });
+        document.body.dataset.notified = String(Number(document.body.dataset.notified || 0) + 1);
+      } catch (err) { /* a browser without page notifications: the bar and the title still say it */ }
     }
   }
+
+  // While the run goes on, each running command's output is read from the server and shown.
+  pollLive() {
+    if (this.polling || !this.running) return;
+    const live = [...this.cards.values()].filter((c) => c.live && !c.ended);
+    if (!live.length) return;
+    this.polling = true;
+    Promise.all(live.map(async (card) => {
+      const read = await api("GET", `${this.base}/calls/${encodeURIComponent(card.callId)}/output?after=${card.liveNext}`);
+      if (card.ended) return;
+      card.appendLive(read.text);
+      card.liveNext = read.next;
+    })).catch(() => {}).finally(() => {
+      this.polling = false;
+      setTimeout(() => this.pollLive(), LIVE_POLL_MS);
+    });
+  }
+}
+
+function changesOpen() { return !document.getElementById("changes").hidden; }
+
+async function showChanges(view) {
+  const box = document.getElementById("changes");
+  try {
+    const found = await api("GET", `${view.base}/changes`);
+    const files = el("ul", { class: "changed-files" });
+    for (const f of found.files) {
+      files.append(el("li", { class: `changed ${f.status}` }, el("span", { class: "path" }, f.path), ` ${f.status}`,
+        el("span", { class: "who" }, ` turn ${f.turns.join(", ")}`)));
+    }
+    const summary = found.files.length ? `${found.files.length} file(s) changed in this session` : "this session changed no file";
+    box.replaceChildren(el("h3", {}, summary), files, found.diff ? diffBlock(found.diff) : "");
+  } catch (err) { box.replaceChildren(el("p", { class: "error" }, err.message)); }
+}
+
+function showTab(view, name) {
+  for (const tab of document.querySelectorAll(".tabs button")) tab.classList.toggle("active", tab.dataset.tab === name);
+  document.getElementById("transcript").hidden = name !== "transcript";
+  document.getElementById("changes").hidden = name !== "changes";
+  if (name === "changes") showChanges(view);
 }
 
 function openSession(sessionId) {
   document.getElementById("session-view").hidden = false;
   const view = new SessionView(sessionId);
-  const base = `/api/sessions/${encodeURIComponent(sessionId)}`;
   // The recorded log comes in one response; the stream then carries what is appended after it.
-  api("GET", `${base}/events`).then((recorded) => {
+  api("GET", `${view.base}/events`).then((recorded) => {
     let last = 0;
     const live = view.transcript;
     view.transcript = document.createDocumentFragment();  // build detached, attach once
@@ -221,46 +298,28 @@ function openSession(sessionId) {
     live.append(view.transcript);
     view.transcript = live;
     document.body.dataset.lastSeq = String(last);  // the view now shows every recorded event
-    view.setRunning(recorded.running);
-    const source = new EventSource(`${base}/stream?after=${last}`);
+    view.setState(recorded);
+    const source = new EventSource(`${view.base}/stream?after=${last}`);
     source.addEventListener("event", (message) => {
       const event = JSON.parse(message.data);
       view.apply(event);
       document.body.dataset.lastSeq = String(event.seq);
     });
-    source.addEventListener("state", (message) => view.setRunning(JSON.parse(message.data).running));
+    source.addEventListener("state", (message) => view.setState(JSON.parse(message.data)));
   }).catch((err) => { document.getElementById("continue-error").textContent = err.message; });
+  for (const tab of document.querySelectorAll(".tabs button")) tab.addEventListener("click", () => showTab(view, tab.dataset.tab));
   document.getElementById("cancel").addEventListener("click", async () => {
-    try { await api("POST", `/api/sessions/${encodeURIComponent(sessionId)}/cancel`); }
+    try { await api("POST", `${view.base}/cancel`); }
     catch (err) { document.getElementById("continue-error").textContent = err.message; }
   });
   document.getElementById("continue").addEventListener("submit", async (submit) => {
     submit.preventDefault();
+    askNotificationPermission();
     const text = submit.target.elements.text;
     try {
-      await api("POST", `/api/sessions/${encodeURIComponent(sessionId)}/messages`, { text: text.value });
+      await api("POST", `${view.base}/messages`, { text: text.value });
       text.value = "";
     } catch (err) { document.getElementById("continue-error").textContent = err.message; }
-  });
-}
-
-async function openList() {
-  document.getElementById("list-view").hidden = false;
-  const list = document.getElementById("sessions");
-  const sessions = await api("GET", "/api/sessions");
-  for (const s of sessions.reverse()) {
-    list.append(el("li", {}, el("a", { href: `/sessions/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id),
-      el("span", { class: "who" }, new Date(s.created * 1000).toLocaleString()),
-      el("span", { class: "who" }, `${s.events} events`), el("span", { class: "who" }, s.running ? "running" : "")));
-  }
-  document.getElementById("new-run").addEventListener("submit", async (submit) => {
-    submit.preventDefault();
-    const form = Object.fromEntries(new FormData(submit.target).entries());
-    if (!form.mode) delete form.mode;
-    try {
-      const { session_id } = await api("POST", "/api/runs", form);
-      window.location.assign(`/sessions/${encodeURIComponent(session_id)}`);
-    } catch (err) { document.getElementById("run-error").textContent = err.message; }
   });
 }
 
