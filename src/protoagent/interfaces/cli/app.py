@@ -252,6 +252,15 @@ def _register_mcp() -> None:
 _register_mcp()
 
 
+def _register_code_context() -> None:
+    from protoagent.interfaces.cli.code_context_cmd import code_context
+
+    app.command(name="code-context")(code_context)
+
+
+_register_code_context()
+
+
 @app.command()
 def diff(
     session_id: Annotated[str, typer.Argument(help="Session id from 'sessions list'.")],
@@ -285,6 +294,24 @@ def rewind(
     except ConfigError as exc:
         _fail(str(exc), as_json)
     raise typer.Exit(rewind_command(session_id, to, to_verified, scope, as_json))
+
+
+@app.command()
+def commit(
+    session_id: Annotated[str, typer.Argument(help="Session id from 'sessions list'.")],
+    approval: Annotated[
+        ApprovalChoice, typer.Option(help="ask: approve the previewed commit here; auto: commit without asking.")
+    ] = ApprovalChoice.ask,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Commit exactly the files the session changed, with a message from its evidence.
+
+    Git's hooks and the repository's configured programs never run (they are switched off for
+    every git command ProtoAgent runs, not skipped by --no-verify).
+    """
+    from protoagent.interfaces.cli.commit_cmd import commit_command
+
+    raise typer.Exit(commit_command(session_id, approval.value, as_json))
 
 
 @sessions_app.command("fork")

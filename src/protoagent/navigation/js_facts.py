@@ -1,0 +1,155 @@
+"""Facts of a JavaScript or TypeScript file from the tree-sitter grammars (parsed, never run).
+
+Definitions are exact (functions, classes, methods, fields, module-level variables, interfaces,
+type aliases, enums); references are by name (no import resolution), which the query says.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from protoagent.navigation.facts import UNKNOWN, Definition, DefKind, FileFacts, Language, Reference, RefKind
+
+JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs")
+TS_SUFFIXES = (".ts", ".mts", ".cts")
+TSX_SUFFIXES = (".tsx",)
+
+_DEFINING: dict[str, DefKind] = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "class": "class",
+    "method_definition": "method",
+    "abstract_method_signature": "method",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+}
+_FIELDS = frozenset({"public_field_definition", "field_definition"})
+_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_NAMES = frozenset({"identifier", "type_identifier", "property_identifier", "shorthand_property_identifier"})
+
+
+@functools.cache
+def _parser(flavour: str) -> Any:
+    import tree_sitter
+
+    if flavour == "javascript":
+        import tree_sitter_javascript
+
+        language = tree_sitter.Language(tree_sitter_javascript.language())
+    else:
+        import tree_sitter_typescript
+
+        raw = (
+            tree_sitter_typescript.language_tsx() if flavour == "tsx" else tree_sitter_typescript.language_typescript()
+        )
+        language = tree_sitter.Language(raw)
+    return tree_sitter.Parser(language)
+
+
+def flavour_of(path: str) -> str | None:
+    if path.endswith(".min.js") or path.endswith(".d.ts"):
+        return None  # minified bundles and declaration files repeat what sources define
+    if path.endswith(JS_SUFFIXES):
+        return "javascript"
+    if path.endswith(TS_SUFFIXES):
+        return "typescript"
+    if path.endswith(TSX_SUFFIXES):
+        return "tsx"
+    return None
+
+
+def js_facts(path: str, revision: str, module: str, data: bytes) -> FileFacts:
+    flavour = flavour_of(path) or "javascript"
+    tree = _parser(flavour).parse(data)
+    walker = _Walker()
+    walker.walk(tree.root_node)
+    language: Language = "javascript" if flavour == "javascript" else "typescript"
+    error = "parsed with errors; some symbols may be missing" if tree.root_node.has_error else ""
+    return FileFacts(
+        path, revision, language, module, tuple(walker.definitions), tuple(walker.references), {}, error=error
+    )
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.definitions: list[Definition] = []
+        self.references: list[Reference] = []
+        self._skip: int | None = None
+        """The name node of the definition just recorded (its name is no reference)."""
+
+    def walk(self, root: Any) -> None:
+        pending: list[tuple[Any, str]] = [(root, "")]
+        while pending:
+            node, scope = pending.pop()
+            inner = self._visit(node, scope)
+            pending.extend((child, inner) for child in reversed(node.children))
+
+    def _visit(self, node: Any, scope: str) -> str:
+        kind = node.type
+        if kind in _DEFINING:
+            name = node.child_by_field_name("name")
+            if name is not None:
+                defined: DefKind = _DEFINING[kind]
+                if defined == "function" and scope and self._is_class(scope):
+                    defined = "method"
+                return self._define(scope, _text(name), defined, node, name)
+            return scope
+        if kind in _FIELDS:
+            name = node.child_by_field_name("name") or node.child_by_field_name("property")
+            if name is not None:
+                self._define(scope, _text(name), "attribute", node, name)
+            return scope
+        if kind in _DECLARATIONS and not scope:
+            for declarator in node.named_children:
+                self._declarator(declarator)
+            return scope
+        if kind in _NAMES:
+            self._reference(node, scope)
+        return scope
+
+    def _declarator(self, node: Any) -> None:
+        if node.type != "variable_declarator":
+            return
+        name = node.child_by_field_name("name")
+        if name is None or name.type != "identifier":
+            return
+        value = node.child_by_field_name("value")
+        kind: DefKind = "function" if value is not None and value.type in _FUNCTION_VALUES else "variable"
+        self.definitions.append(Definition(_text(name), kind, node.start_point[0] + 1, node.end_point[0] + 1))
+
+    def _define(self, scope: str, name: str, kind: DefKind, node: Any, name_node: Any) -> str:
+        qual = f"{scope}.{name}" if scope else name
+        self.definitions.append(Definition(qual, kind, node.start_point[0] + 1, node.end_point[0] + 1))
+        self._skip = name_node.id
+        return qual
+
+    def _is_class(self, scope: str) -> bool:
+        return any(d.qualname == scope and d.kind == "class" for d in reversed(self.definitions))
+
+    def _reference(self, node: Any, scope: str) -> None:
+        if self._skip == node.id:
+            return
+        parent = node.parent
+        if parent is not None and parent.type == "variable_declarator" and parent.child_by_field_name("name") == node:
+            return
+        used: RefKind = "read"
+        head: tuple[str, ...] = (_text(node),)
+        if node.type == "property_identifier":
+            if parent is None or parent.type != "member_expression":
+                return  # an object literal's key or a definition's name is no use of a symbol
+            head = (UNKNOWN, _text(node))
+            called = parent.parent is not None and parent.parent.type == "call_expression"
+            used = "call" if called and parent.parent.child_by_field_name("function") == parent else "read"
+        elif parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+            used = "call"
+        self.references.append(Reference(node.start_point[0] + 1, node.start_point[1], scope, head, used))
+
+
+def _text(node: Any) -> str:
+    raw: bytes = node.text or b""
+    return raw.decode("utf-8", errors="replace")

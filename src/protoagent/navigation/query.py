@@ -1,0 +1,268 @@
+"""The structural operations on an exact symbol: definition, references, callers, callees, outline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from protoagent.navigation.facts import FileFacts, Reference
+from protoagent.navigation.index import SymbolIndex
+from protoagent.navigation.symbols import nearest, rejection, symbol_problem, words_in
+
+Operation = Literal["definition", "references", "callers", "callees", "outline"]
+OPERATIONS: tuple[Operation, ...] = ("definition", "references", "callers", "callees", "outline")
+MAX_RESULTS = 40
+MAX_UNRESOLVED_SHOWN = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One result: where, which symbol, what kind, inside which definition, the file's revision."""
+
+    path: str
+    line: int
+    symbol: str
+    kind: str
+    enclosing: str
+    revision: str
+    end_line: int | None = None
+    """For definitions and outlines: the last line of the definition."""
+    via: str = ""
+    """For callees: the call site (``path:line``) in the queried function."""
+
+    def to_json(self) -> dict[str, object]:
+        return {k: v for k, v in asdict(self).items() if v not in (None, "")}
+
+
+@dataclass(slots=True)
+class Answer:
+    operation: Operation
+    symbol: str
+    matched: list[str]
+    """Full names of the definitions the symbol matched."""
+    results: list[Hit] = field(default_factory=list)
+    total: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    path: str
+    qualname: str
+    kind: str
+    line: int
+    end_line: int
+    full: str
+
+
+def ask(
+    index: SymbolIndex, operation: Operation, symbol: str, under: str | None = None, limit: int = MAX_RESULTS
+) -> Answer:
+    """Answer one operation on ``symbol`` (optionally only in files under ``under``)."""
+    problem = symbol_problem(symbol)
+    if problem is not None:
+        raise rejection(symbol, problem, _candidates_for_words(index, symbol))
+    matches = _matches(index, symbol, under)
+    if not matches:
+        raise rejection(symbol, "unknown", _candidates(index, symbol))
+    answer = Answer(operation, symbol, [m.full for m in matches])
+    hits = list(_OPERATIONS[operation](index, matches, answer))
+    if under:
+        hits = [h for h in hits if _inside(h.path, under)]
+    unique = list({(h.path, h.line, h.symbol, h.via): h for h in hits}.values())
+    answer.total = len(unique)
+    answer.results = unique[:limit]
+    if len(matches) > 1:
+        shown = ", ".join(m.full for m in matches[:MAX_UNRESOLVED_SHOWN])
+        answer.notes.append(f"{symbol!r} matches {len(matches)} definitions ({shown}); qualify it to narrow")
+    if answer.total > limit:
+        answer.notes.append(f"{answer.total - limit} more results not shown; qualify the symbol or pass path")
+    return answer
+
+
+def _inside(path: str, under: str) -> bool:
+    under = under.strip("/")
+    return not under or under == "." or path == under or path.startswith(under + "/")
+
+
+def _matches(index: SymbolIndex, symbol: str, under: str | None) -> list[_Match]:
+    last = symbol.rpartition(".")[2]
+    found: list[_Match] = []
+    for path, qualname, kind, line, end_line in index.definitions_named(last):
+        module = index.module_of(path)
+        full = f"{module}.{qualname}" if qualname else module
+        if full == symbol or full.endswith("." + symbol) or qualname == symbol:
+            found.append(_Match(path, qualname, kind, line, end_line, full))
+    if under:
+        narrowed = [m for m in found if _inside(m.path, under)]
+        found = narrowed or found
+    return found
+
+
+def _candidates(index: SymbolIndex, symbol: str) -> list[str]:
+    last = symbol.rpartition(".")[2]
+    same_name = index.definitions_named(last)
+    if same_name:  # the name exists under another owner: offer the qualified names
+        return [f"{index.module_of(p)}.{q}" if q else index.module_of(p) for p, q, *_ in same_name][:5]
+    return nearest(last, index.all_names())
+
+
+def _candidates_for_words(index: SymbolIndex, text: str) -> list[str]:
+    """Known symbols among the words of a prose or regex request, else the nearest to its words."""
+    words = words_in(text)
+    exact = [w for w in words if len(w) > 2 and index.definitions_named(w.rpartition(".")[2])]
+    if exact:
+        return exact[:5]
+    known = index.all_names()
+    out: list[str] = []
+    for word in words[:4]:
+        if len(word) > 3:
+            out.extend(nearest(word, known, 2))
+    return list(dict.fromkeys(out))[:5]
+
+
+def _revision(index: SymbolIndex, path: str) -> str:
+    facts = index.facts(path)
+    return facts.revision if facts is not None else ""
+
+
+def _enclosing_name(facts: FileFacts, line: int) -> str:
+    found = facts.enclosing(line)
+    return f"{facts.module}.{found.qualname}" if found is not None else facts.module
+
+
+def _definition(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator[Hit]:
+    for m in matches:
+        parent = m.qualname.rpartition(".")[0]
+        enclosing = f"{index.module_of(m.path)}.{parent}" if parent else index.module_of(m.path)
+        yield Hit(m.path, m.line, m.full, m.kind, enclosing, _revision(index, m.path), m.end_line)
+
+
+def _references(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator[Hit]:
+    for facts, ref, meant in _uses(index, matches, answer):
+        yield Hit(facts.path, ref.line, meant, ref.kind, _enclosing_name(facts, ref.line), facts.revision)
+
+
+def _callers(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator[Hit]:
+    for facts, ref, _ in _uses(index, matches, answer):
+        if ref.kind != "call":
+            continue
+        caller = facts.enclosing(ref.line)
+        name = f"{facts.module}.{caller.qualname}" if caller is not None else facts.module
+        kind = caller.kind if caller is not None else "module"
+        yield Hit(facts.path, ref.line, name, kind, name, facts.revision)
+
+
+def _uses(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator[tuple[FileFacts, Reference, str]]:
+    """Every reference that resolves to one of ``matches`` (Python), or names it (JS/TS), with
+    the full name of the definition it means."""
+    targets = {(m.path, m.qualname): m.full for m in matches}
+    keys = {m.qualname.rpartition(".")[2] or m.full.rpartition(".")[2] for m in matches}
+    python = any(m.path.endswith(".py") for m in matches)
+    if any(not m.path.endswith(".py") for m in matches):
+        answer.notes.append("JavaScript/TypeScript references are found by name, not resolved through imports")
+    files: dict[str, set[str]] = {}
+    for key in keys:
+        for path in index.files_using(key):
+            files.setdefault(path, set()).add(key)
+    for path in sorted(files):
+        facts = index.facts(path)
+        if facts is None:
+            continue
+        names = files[path] | _aliases_of(facts, files[path])
+        for ref in facts.references:
+            if ref.chain[-1].rpartition(".")[2] not in names:
+                continue
+            if facts.language != "python":
+                if not python and ref.chain[-1] in keys:
+                    yield facts, ref, ref.chain[-1]
+                continue
+            target = index.resolver.resolve(facts, ref.scope, ref.chain)
+            if target is not None and not target.instance and (target.path, target.qualname) in targets:
+                yield facts, ref, targets[(target.path, target.qualname)]
+
+
+def _aliases_of(facts: FileFacts, names: set[str]) -> set[str]:
+    """Local names that stand for ``names`` in this file: ``import X as Y``, ``Y = X``."""
+    found = {local for local, (_, original) in facts.imports.items() if original in names}
+    for scope in facts.scopes.values():
+        found.update(local for local, (_, original) in scope.imports.items() if original in names)
+    found.update(q.rpartition(".")[2] for q, chain in facts.aliases.items() if chain[-1] in names)
+    return found
+
+
+def _callees(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator[Hit]:
+    unresolved: list[str] = []
+    for m in matches:
+        facts = index.facts(m.path)
+        if facts is None or not m.qualname:
+            continue
+        inside = [
+            r
+            for r in facts.references
+            if r.kind == "call" and (r.scope == m.qualname or r.scope.startswith(m.qualname + "."))
+        ]
+        for ref in inside:
+            hit = _callee(index, facts, ref, m.full)
+            if hit is None:
+                unresolved.append(".".join(ref.chain))
+            else:
+                yield hit
+    if unresolved:
+        names = list(dict.fromkeys(unresolved))
+        more = f" and {len(names) - MAX_UNRESOLVED_SHOWN} more" if len(names) > MAX_UNRESOLVED_SHOWN else ""
+        shown = ", ".join(names[:MAX_UNRESOLVED_SHOWN])
+        answer.notes.append(
+            f"calls not resolved to repository source (builtins, libraries, unknown types): {shown}{more}"
+        )
+
+
+def _callee(index: SymbolIndex, facts: FileFacts, ref: Reference, caller: str) -> Hit | None:
+    if facts.language != "python":
+        return None
+    target = index.resolver.resolve(facts, ref.scope, ref.chain)
+    if target is None or not target.qualname:
+        return None
+    owner = index.facts(target.path)
+    found = owner.definition(target.qualname) if owner is not None else None
+    if owner is None or found is None:
+        return None
+    full = f"{owner.module}.{found.qualname}"
+    via = f"{facts.path}:{ref.line}"
+    return Hit(owner.path, found.line, full, found.kind, caller, owner.revision, found.end_line, via)
+
+
+def _outline(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator[Hit]:
+    for m in matches:
+        facts = index.facts(m.path)
+        if facts is None:
+            continue
+        if m.kind == "module":
+            members = [d for d in facts.definitions if d.qualname.count(".") == 0 or _is_member(facts, d.qualname)]
+        else:
+            depth = m.qualname.count(".") + 1
+            prefix = m.qualname + "."
+            members = [d for d in facts.definitions if d.qualname.startswith(prefix) and d.qualname.count(".") == depth]
+        for d in members:
+            parent = d.qualname.rpartition(".")[0]
+            enclosing = f"{facts.module}.{parent}" if parent else facts.module
+            yield Hit(facts.path, d.line, f"{facts.module}.{d.qualname}", d.kind, enclosing, facts.revision, d.end_line)
+
+
+def _is_member(facts: FileFacts, qualname: str) -> bool:
+    """A method or nested class of a top-level class: the second level of a file's outline."""
+    owner, _, _ = qualname.rpartition(".")
+    if "." in owner:
+        return False
+    found = facts.definition(owner)
+    return found is not None and found.kind == "class"
+
+
+_OPERATIONS = {
+    "definition": _definition,
+    "references": _references,
+    "callers": _callers,
+    "callees": _callees,
+    "outline": _outline,
+}

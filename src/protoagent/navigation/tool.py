@@ -1,0 +1,66 @@
+"""The ``code_context`` tool: one structural operation on one exact symbol, read-only."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from protoagent.navigation.query import MAX_RESULTS
+from protoagent.navigation.service import answer, render, to_json
+from protoagent.navigation.symbols import SYMBOL_PATTERN, symbol_problem, words_in
+from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.workspace.paths import EXTRA_ROOTS, locate
+
+SMALL_PROFILE_RESULTS = 15
+HOME_SERVICE = "data_home"
+"""Service key of the data home the index cache lives in (the environment's when absent)."""
+
+
+class CodeContextInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    symbol: str = Field(json_schema_extra={"pattern": SYMBOL_PATTERN})
+    """At most ``MAX_SYMBOL_CHARS`` characters (the validator says so; the schema stays short)."""
+    operation: Literal["definition", "references", "callers", "callees", "outline"]
+    path: str | None = None
+
+    @field_validator("symbol")
+    @classmethod
+    def _exact(cls, value: str) -> str:
+        """The schema's own check, independent of the service's: prose and regexes never pass."""
+        problem = symbol_problem(value)
+        if problem is None:
+            return value
+        words = [w for w in words_in(value) if len(w) > 2][:5]
+        hint = f"; identifiers in it: {', '.join(words)}" if words else ""
+        raise ValueError(f"{problem}, not an exact symbol such as 'Client.send'; text is never searched here{hint}")
+
+
+class CodeContextTool(Tool[CodeContextInput]):
+    name = "code_context"
+    description = "Definition, references, callers, callees or outline of an exact symbol, e.g. Client.send."
+    input_model = CodeContextInput
+    metadata = ToolMetadata(effect="read")
+
+    def prepare(self, args: CodeContextInput, ctx: ToolContext) -> Prepared:
+        where = locate(ctx.root, args.path or ".", ctx.services.get(EXTRA_ROOTS) or ())
+        under = None if where.rel == "." else where.rel
+        plan = (where.root, args.operation, args.symbol, under)
+        return Prepared(f"{args.operation} of {args.symbol} in {where.shown}", "read", state=plan)
+
+    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        root, operation, symbol, under = prepared.state
+        home = ctx.services.get(HOME_SERVICE)
+        limit = SMALL_PROFILE_RESULTS if ctx.profile == "small" else MAX_RESULTS
+
+        def run() -> ToolOutput:
+            result = answer(Path(root), operation, str(symbol), under, home=Path(home) if home else None, limit=limit)
+            return ToolOutput(render(result), data=to_json(result))
+
+        return await asyncio.to_thread(run)
+
+
+NAVIGATION_TOOLS: tuple[type[Tool[Any]], ...] = (CodeContextTool,)
