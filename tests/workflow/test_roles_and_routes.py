@@ -28,7 +28,7 @@ def test_the_architect_delegates_read_only_source_discovery_to_explorer(tmp_path
     architect = next(r for r in run.model.requests if r.agent_role == "architect")
     assert "explorer" in {t.name for t in architect.tools}
     explorer = next(r for r in run.model.requests if r.agent_role == "explorer")
-    assert {t.name for t in explorer.tools} == {"read_file", "list_directory", "search_regex"}
+    assert {t.name for t in explorer.tools} == {"read_file", "list_directory", "search_regex", "code_context"}
     assert explorer.system.startswith("You are Explorer: read-only source discovery.")
     edit = run.ended("edit_file")[0].payload
     assert edit["status"] == "rejected" and edit["data"]["kind"] == "unknown_tool", "Explorer cannot write"

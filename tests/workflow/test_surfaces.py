@@ -21,7 +21,7 @@ def test_question_surface_reads_but_offers_no_coder_or_verifier_tools(tmp_path: 
     run = run_workflow(tmp_path, "where is the date parser?", turns)
     assert run.json["surface"] == "question"
     offered = {t.name for t in run.model.requests[0].tools}
-    assert offered == {"read_file", "list_directory", "search_regex", "skill"}
+    assert offered == {"read_file", "list_directory", "search_regex", "code_context", "skill"}
     assert run.ended("read_file")[0].payload["status"] == "ok"
     assert run.json["applied"] is False and run.json["checks"] == []
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from protoagent.agents.definition import AgentDefinition, AppMode
 from protoagent.agents.presets import COMMAND_TOOLS, READ_TOOLS, WRITE_TOOLS
 
+CODE_NAVIGATION = ("code_context",)
+"""Structural navigation of exact symbols: offered to the Coding roles that read source."""
 DEFAULT_LEADS: dict[AppMode, str] = {"coding": "architect", "work": "assistant"}
 """The deterministic default lead of each mode (members that name no lead serve it)."""
 
@@ -32,7 +34,8 @@ TESTER_PROMPT = (
 )
 EXPLORER_PROMPT = (
     "You are Explorer: read-only source discovery. Find the files, symbols and lines that matter with "
-    "search_regex, list_directory and read_file, then answer briefly citing paths and line numbers. "
+    "search_regex, list_directory and read_file; once you know an exact symbol, use code_context for its "
+    "definition, references, callers or callees. Answer briefly citing paths and line numbers. "
     "You cannot change files."
 )
 VERIFIER_PROMPT = (
@@ -57,6 +60,7 @@ ARCHITECT_TIER = (
     "task_status",
     "plan_task",
     *READ_TOOLS,
+    *CODE_NAVIGATION,
     "coder",
     "tester",
     "explorer",
@@ -92,7 +96,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         "member",
         "read-only: proposes regression cases and check ids",
         prompt=TESTER_PROMPT,
-        tools=(*READ_TOOLS, "report_task"),
+        tools=(*READ_TOOLS, *CODE_NAVIGATION, "report_task"),
     ),
     AgentDefinition(
         "explorer",
@@ -100,7 +104,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         "member",
         "read-only source discovery: finds the files and lines that matter, with evidence",
         prompt=EXPLORER_PROMPT,
-        tools=READ_TOOLS,
+        tools=(*READ_TOOLS, *CODE_NAVIGATION),
     ),
     AgentDefinition(
         "verifier",

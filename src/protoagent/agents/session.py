@@ -29,11 +29,12 @@ from protoagent.workspace.paths import EXTRA_ROOTS
 
 def builtin_tools() -> list[AnyTool]:
     """Every first-party tool, instantiated. Presets pick from these by exact name."""
+    from protoagent.navigation.tool import NAVIGATION_TOOLS
     from protoagent.processes.tools import PROCESS_TOOLS
     from protoagent.tools.recall import RECALL_TOOLS
     from protoagent.workspace.tools import WORKSPACE_TOOLS
 
-    return [cls() for cls in (*WORKSPACE_TOOLS, *PROCESS_TOOLS, *RECALL_TOOLS)]
+    return [cls() for cls in (*WORKSPACE_TOOLS, *NAVIGATION_TOOLS, *PROCESS_TOOLS, *RECALL_TOOLS)]
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from protoagent.agents.presets import READ_TOOLS, Preset
-from protoagent.agents.profiles import PROFILES
+from protoagent.agents.profiles import CODE_NAVIGATION, PROFILES
 from protoagent.models.types import ActionMode
 from protoagent.tools.base import Profile
 from protoagent.workflow.contract import Surface
@@ -66,7 +66,8 @@ def tester(profile: Profile, mode: ActionMode) -> Preset:
 
 
 def question(profile: Profile, mode: ActionMode) -> Preset:
-    return Preset("question", BUILTIN["explorer"].prompt, READ_TOOLS, max_steps=8, profile=profile, action_mode=mode)
+    tools = (*READ_TOOLS, *CODE_NAVIGATION)
+    return Preset("question", BUILTIN["explorer"].prompt, tools, max_steps=8, profile=profile, action_mode=mode)
 
 
 def conversation(profile: Profile, mode: ActionMode) -> Preset:
