@@ -190,24 +190,56 @@ def test_skill_command_passes_a_known_skill_on_to_the_run(
 def test_ctrl_c_at_an_approval_question_stops_the_run_and_leaves_no_reader_behind(
     tmp_path: Path, repo: Path, chats: list[pexpect.spawn]
 ) -> None:
-    script = write_script(tmp_path / "s.jsonl", [final_turn("hi back", role="architect")])
+    def touch(name: str) -> dict[str, object]:
+        return tool_turn("execute_command", role="architect", argv=["touch", name], env={"PATH": "/usr/bin:/bin"})
+
+    # Each run reads the script afresh, so it is rewritten for each message.
+    script = write_script(tmp_path / "s.jsonl", [touch("never.txt")])
     child = spawn(tmp_path, repo, script)
     chats.append(child)
-    child.sendline("!touch never.txt")
+    child.sendline("run touch never.txt")
     child.expect_exact("[y/s/N]")
     child.sendintr()
     child.expect_exact("stopped")
     child.expect_exact(PROMPT)
+    write_script(script, [final_turn("hi back", role="architect")])
     child.sendline("hello")  # the next line goes to the chat, not to a forgotten approval question
     child.expect_exact("hi back")
     child.expect_exact(PROMPT)
-    child.sendline("!touch denied.txt")
+    write_script(script, [touch("denied.txt"), final_turn("Understood, I left it.", role="architect")])
+    child.sendline("run touch denied.txt")
     child.expect_exact("[y/s/N]")
     child.sendline("not now")
     child.expect_exact("declined on the terminal: not now")
+    child.expect_exact("Understood, I left it.")  # the lead answers the denial within the run
     child.expect_exact(PROMPT)
     assert not (repo / "never.txt").exists() and not (repo / "denied.txt").exists()
     assert leave(child) == 0
+
+
+def test_your_own_bang_command_runs_under_ask_without_a_question_and_is_recorded(
+    tmp_path: Path, repo: Path, chats: list[pexpect.spawn]
+) -> None:
+    script = write_script(tmp_path / "s.jsonl", [final_turn("unused", role="architect")])
+    child = spawn(tmp_path, repo, script)
+    chats.append(child)
+    child.sendline("!echo made-by-you && touch made.txt")
+    index = child.expect_exact(["[y/s/N]", "── completed"])
+    assert index == 1, "the person's own command asked for approval"
+    child.expect_exact(PROMPT)
+    assert leave(child) == 0
+    assert (repo / "made.txt").exists()
+    from protoagent.api import open_store
+
+    with open_store(tmp_path / "home") as store:
+        [row] = store.list()
+        events = store.load(row.session_id)
+    [decided] = [e for e in events if e.type == "approval.decided"]
+    assert decided.payload["decision"] == "allow" and decided.payload["reason"] == "you typed this command in the chat"
+    [ended] = [e for e in events if e.type == "tool.ended"]
+    assert ended.payload["status"] == "ok" and "made-by-you" in ended.payload["output"]
+    assert ended.payload["data"]["exit_code"] == 0 and ended.payload["data"]["process_id"], "recorded as a process"
+    assert events[0].payload["approval_policy"] == "ask"
 
 
 def test_every_message_continues_the_one_session(tmp_path: Path, repo: Path, chats: list[pexpect.spawn]) -> None:

@@ -103,7 +103,9 @@ class Chat:
 
     def _options(self, own_command: bool) -> RunOptions:
         """The run's options: the chat's session is continued (a ``!command`` is recorded as a
-        session of its own and leaves the chat's session as it is)."""
+        session of its own and leaves the chat's session as it is). The person's own ``!command``
+        is theirs: it runs without a question (still sandboxed, still recorded), unless the
+        policy denies every effect."""
         from protoagent.settings import agent_enabled
         from protoagent.workflow.run import RunOptions
 
@@ -119,7 +121,7 @@ class Chat:
             model=self.model,
             store=self.store,
             approval=self.approval,
-            answerer=line_answerer(self.console),  # consulted only when the policy asks
+            answerer=typed_by_you() if own_command else line_answerer(self.console),  # asked only when the policy asks
             tester=agent_enabled(self.home, "tester"),
             scout=agent_enabled(self.home, "scout"),
             mcp=agent_enabled(self.home, "mcp"),
@@ -224,6 +226,15 @@ class Chat:
 
     def _error(self, message: str) -> None:
         self.console.print(f"[red]error:[/red] {message}", highlight=False)
+
+
+def typed_by_you() -> Answerer:
+    """The answer for the person's own ``!command``: they typed it, so it is allowed once."""
+
+    async def allow(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer.once("you typed this command in the chat")
+
+    return allow
 
 
 def line_answerer(console: Console) -> Answerer:
