@@ -185,6 +185,18 @@ class SessionRewound(Payload):
     """Files the checks run after the checkpoint were seen to change (revision capture)."""
 
 
+class SessionCommitted(Payload):
+    """``protoagent commit``: the session's files committed, after approval."""
+
+    commit: str
+    """The new commit's id."""
+    paths: list[str]
+    """Exactly the files committed (relative to the work tree's top)."""
+    message: str
+    verified_by: list[str] = []
+    """The checks the message names as verifying the change."""
+
+
 class Generic(Payload):
     """Workflow facts whose fields are defined by the part that records them."""
 
@@ -208,6 +220,7 @@ CATALOG: dict[str, type[Payload]] = {
     "run.ended": RunEnded,
     "session.resumed": Generic,
     "session.rewound": SessionRewound,
+    "session.committed": SessionCommitted,
     "context.compacted": ContextCompacted,
     # Workflow and evidence facts (see spec/task-workflow.txt).
     "run.contract": Generic,

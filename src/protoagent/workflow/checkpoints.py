@@ -150,7 +150,7 @@ def _file_plan(writes: Sequence[FileWrite], root: Path, seq: int) -> tuple[list[
         if posixpath.isabs(path):
             conflicts.append(Conflict(path, "is outside the primary repository; restore it by hand"))
             continue
-        current = _current_revision(root, path)
+        current = current_revision(root, path)
         if current != expected:
             conflicts.append(Conflict(path, "changed outside the session since its last write"))
         elif target_revision != current and not recorded:
@@ -165,7 +165,8 @@ def _original(first: FileWrite) -> tuple[str | None, str | None, bool]:
     return first.before, first.revision_before, first.recorded or first.revision_before is None
 
 
-def _current_revision(root: Path, path: str) -> str | None:
+def current_revision(root: Path, path: str) -> str | None:
+    """The revision ``path`` holds beneath ``root`` now (``None``: absent)."""
     try:
         with open_root(root) as root_fd:
             return revision_of(read_bytes(root_fd, path))
