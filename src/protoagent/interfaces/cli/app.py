@@ -18,6 +18,12 @@ from protoagent.interfaces.cli.sandbox_opts import (
     SandboxChoice,
     announce_sandbox,
 )
+from protoagent.interfaces.cli.worktree_opts import (
+    WORKTREE_END_HELP,
+    WORKTREE_HELP,
+    WorktreeEndChoice,
+    enter_worktree,
+)
 
 if TYPE_CHECKING:
     from protoagent.workflow.contract import Surface
@@ -99,6 +105,8 @@ def run(
     resume: Annotated[
         str | None, typer.Option(help="Continue this session with OBJECTIVE as the next message.")
     ] = None,
+    worktree: Annotated[bool, typer.Option("--worktree", help=WORKTREE_HELP)] = False,
+    worktree_end: Annotated[WorktreeEndChoice, typer.Option(help=WORKTREE_END_HELP)] = WorktreeEndChoice.keep,
 ) -> None:
     """Run OBJECTIVE in a repository and end with an evidence report.
 
@@ -115,6 +123,7 @@ def run(
     from protoagent.interfaces.cli.signals import Interrupted, run_until_signalled
     from protoagent.settings import agent_enabled
     from protoagent.workflow.run import RunOptions, run_task
+    from protoagent.workflow.worktree import close_worktree
 
     console = Console(stderr=as_json)
     renderer = None if as_json else TerminalRenderer(console)
@@ -128,6 +137,8 @@ def run(
     with open_store() as store:
         try:
             target, extra, chosen_mode = resolve_target(store, repo or [], mode.value if mode else None, agent, resume)
+            opened = enter_worktree(target, resume, chosen_mode, data_home()) if worktree else None
+            target = opened.root if opened is not None else target
             if approval is ApprovalChoice.ask and answerer is not None and chosen_mode != "work" and resume is None:
                 offer_trust(target, data_home(), agent)  # a repository agent file's model: asked once
         except ConfigError as exc:
@@ -162,6 +173,9 @@ def run(
             stopped = "every started command was stopped; the session log records the run"
             typer.echo(f"interrupted ({stop}): {stopped}", err=True)
             raise typer.Exit(stop.exit_code) from None
+        finally:
+            if opened is not None:
+                typer.echo(close_worktree(opened, worktree_end.value), err=True)
     if as_json:
         typer.echo(json.dumps(report.to_json()))
     else:
