@@ -188,8 +188,32 @@ def test_predictions_hold_the_fix_as_git_diff_at_base_commit_and_nothing_for_the
     assert summary["total"] == 2 and summary["resolved_rate"] is None
 
 
+def show_session(home: Path, session_id: str) -> str:
+    env = {**os.environ, "PROTOAGENT_HOME": str(home)}
+    env.pop("PROTOAGENT_STORE", None)
+    command = [*EXE, "sessions", "show", session_id, "--json"]
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def rewrite_instance(suite: Fixture, index: int, **fields: Any) -> None:
+    lines = suite.instances.read_text().splitlines()
+    lines[index] = json.dumps({**json.loads(lines[index]), **fields})
+    suite.instances.write_text("\n".join(lines) + "\n")
+
+
+def new_test_patch(suite: Fixture, clone: str, test_file: str, added: str) -> str:
+    """A test patch made on the user's clone (its test file is the same at base and HEAD)."""
+    repo = suite.repos / clone
+    with open(repo / test_file, "a", encoding="utf-8") as handle:
+        handle.write(added)
+    patch = git(repo, "diff")
+    git(repo, "checkout", "--", test_file)
+    return patch
+
+
 def test_evaluate_marks_the_fixed_instance_resolved_and_the_untouched_one_not(tmp_path: Path, suite: Fixture) -> None:
-    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2", "--evaluate")
+    rewrite_instance(suite, 0, hints_text="the plus sign went missing")
+    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2", "--evaluate", "--hints")
     assert done.returncode == 0, done.stderr + done.stdout
     rows = read_jsonl(tmp_path / "out" / "results.jsonl")
     fixed, untouched = rows["acme__calc-1"], rows["acme__words-1"]
@@ -202,16 +226,41 @@ def test_evaluate_marks_the_fixed_instance_resolved_and_the_untouched_one_not(tm
     assert summary["resolved"] == 1 and summary["resolved_rate"] == 0.5
     assert "resolved    1 (50%)" in done.stdout
     assert "(resolved 1/" in done.stderr
+    # The agent was asked the problem and its hints, and never saw the test patch or the test ids.
+    log = show_session(tmp_path / "home", fixed["session_id"])
+    assert "the function is wrong" in log and "the plus sign went missing" in log
+    assert "test_add" not in log and "FAIL_TO_PASS" not in log
+
+
+def test_instance_tests_run_inside_the_sandbox_and_cannot_write_outside_their_copy(
+    tmp_path: Path, suite: Fixture
+) -> None:
+    escaped = tmp_path / "escaped"
+    probe = f"\n\ndef test_add():\n    try:\n        open({str(escaped)!r}, 'w').close()\n"
+    probe += "    except OSError:\n        pass\n    assert add(2, 2) == 4\n"
+    rewrite_instance(suite, 0, test_patch=new_test_patch(suite, "acme__calc", "test_calc.py", probe))
+    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2", "--evaluate")
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(tmp_path / "out" / "results.jsonl")["acme__calc-1"]["resolved"] is True
+    assert not escaped.exists(), "an instance's test wrote outside its copy"
+
+
+def test_evaluation_without_a_sandbox_runs_no_test_and_says_what_to_install(tmp_path: Path, suite: Fixture) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PROTOAGENT_STORE", "VIRTUAL_ENV")}
+    env["PROTOAGENT_SANDBOX_BACKENDS"] = "none"
+    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--evaluate", "--workers", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    row = read_jsonl(tmp_path / "out" / "results.jsonl")["acme__calc-1"]
+    assert row["model_patch"] and row["resolved"] is False and row["fail_to_pass_failing"] is None
+    assert "no sandbox is available" in row["eval_error"] and "install bubblewrap" in row["eval_error"]
 
 
 def test_a_patch_that_keeps_the_tests_failing_is_unresolved_and_names_the_failing_ids(
     tmp_path: Path, suite: Fixture
 ) -> None:
     # The instance's FAIL_TO_PASS test also asks for a behaviour the scripted fix does not give.
-    lines = suite.instances.read_text().splitlines()
-    first = json.loads(lines[0])
-    first["test_patch"] = first["test_patch"].replace("assert add(2, 2) == 4", "assert add(2, 2) == 5")
-    suite.instances.write_text(json.dumps(first) + "\n")
+    first = json.loads(suite.instances.read_text().splitlines()[0])
+    rewrite_instance(suite, 0, test_patch=first["test_patch"].replace("add(2, 2) == 4", "add(2, 2) == 5"))
     done = swe_batch(
         tmp_path / "home", suite, tmp_path / "out", "--workers", "1", "--evaluate", "--python", sys.executable
     )

@@ -52,8 +52,7 @@ def run_one(task_data: dict[str, Any], setup: WorkerSetup) -> dict[str, Any]:
         except ProtoAgentError as exc:
             row = {"status": "error", "error": str(exc)}
         if task.swe_bench is not None:
-            home = Path(setup.data_home)
-            row.update(instance_outcome(task, workspace, config, scratch, setup.evaluate, setup.python, home))
+            row.update(_score(task, workspace, config, scratch, setup))
     except ProtoAgentError as exc:
         row = {"status": "error", "error": str(exc)}
     finally:
@@ -61,6 +60,14 @@ def run_one(task_data: dict[str, Any], setup: WorkerSetup) -> dict[str, Any]:
     row = {"id": task.id, **row, "wall_s": round(time.monotonic() - started, 3)}
     row["expect_held"] = expectation_held(task.expect, row)
     return row
+
+
+def _score(task: BatchTask, workspace: Path, config: bytes, scratch: Path, setup: WorkerSetup) -> dict[str, Any]:
+    """A SWE-bench task's patch and score; a failure to take the patch keeps the run's fields."""
+    try:
+        return instance_outcome(task, workspace, config, scratch, setup.evaluate, setup.python, Path(setup.data_home))
+    except ProtoAgentError as exc:
+        return {"status": "error", "error": f"the patch could not be taken: {exc}"}
 
 
 async def _run(task: BatchTask, workspace: Path, setup: WorkerSetup) -> dict[str, Any]:

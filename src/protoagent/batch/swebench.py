@@ -33,7 +33,6 @@ class InstanceOptions:
     """The folder of local clones named ``owner__name``."""
     model: str
     hints: bool = False
-    max_model_calls: int | None = None
 
 
 def load_instances(path: Path, options: InstanceOptions) -> list[BatchTask]:
@@ -90,7 +89,6 @@ def _task(path: Path, number: int, instance: SweBenchInstance, options: Instance
         model=options.model,
         approval="auto",
         surface="editing",
-        max_model_calls=options.max_model_calls,
         swe_bench=instance,
     )
 

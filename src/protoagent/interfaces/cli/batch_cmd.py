@@ -174,7 +174,7 @@ def _load(path: Path, file_format: FormatChoice, swe: SweBenchFlags) -> list[Bat
         raise ConfigError("--format swe-bench needs --repos DIR (clones named owner__name) and --model SPEC")
     if swe.python is not None and not (swe.python.is_file() and os.access(swe.python, os.X_OK)):
         raise ConfigError(f"--python {str(swe.python)!r} is not an executable file; give the interpreter's path")
-    return load_instances(path, InstanceOptions(repos=swe.repos, model=_model_spec(swe.model)))
+    return load_instances(path, InstanceOptions(repos=swe.repos, model=_model_spec(swe.model), hints=swe.hints))
 
 
 def _model_spec(spec: str) -> str:
