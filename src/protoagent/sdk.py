@@ -76,6 +76,12 @@ from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.events.usage import run_token_totals
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
+from protoagent.workflow.changes import session_changes as session_changes
+from protoagent.workflow.changes import unified_diff as unified_diff
+from protoagent.workflow.checkpoints import RewindPlan as RewindPlan
+from protoagent.workflow.checkpoints import RewindRefused as RewindRefused
+from protoagent.workflow.checkpoints import fork_session as fork_session
+from protoagent.workflow.checkpoints import rewind_session as rewind_session
 from protoagent.workflow.evidence import check_results
 from protoagent.workflow.run import RunOptions, RunReport, run_task
 
