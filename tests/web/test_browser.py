@@ -3,41 +3,19 @@ see the tool card, the diff and the evidence; reload to the same view; deny and 
 
 from __future__ import annotations
 
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from .browsers import NEEDS_CHROMIUM
 from .support import BUGGY, FIXED, date_repo, fix_script, running_server
 
-CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/system-deps installs it)"),
-]
+pytestmark = NEEDS_CHROMIUM
 
-if CHROMIUM is not None:
-    from playwright.sync_api import Browser, Page, sync_playwright
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One Chromium for the module; each test opens its own pages."""
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 
 def start_run(page: Page, url: str, repo: str, script: Path) -> None:
