@@ -53,6 +53,7 @@ def test_a_run_without_recorded_criteria_that_no_check_speaks_to_is_unsupported(
         call("create_file", "coder", path="CHANGELOG.md", content="- fixed parse_date\n"),
         call("report_task", "coder", status="done", summary="entry added"),
         say("Changelog updated.", "architect"),
+        say("Not reviewed.", "architect"),  # the closing request, answered without a review
     ]
     run = run_workflow(tmp_path, objective, turns, files=FIXED_REPO)
     assert run.json["verified"] is True
@@ -67,6 +68,7 @@ def test_a_criterion_no_check_can_see_is_unsupported_even_when_every_check_passe
         call("plan_task", "architect", criteria=criteria),
         *_coder_fixes_and_logs(),
         call("run_check", "architect", check_id="unittest", phase="verify"),
+        say("Not reviewed.", "architect"),  # the closing request, answered without a review
     ]
     run = run_workflow(tmp_path, FIX, turns)
     assert run.json["verified"] is True

@@ -11,6 +11,14 @@ Calls the Architect put after the passing verify in the same turn are not lost: 
 through the pipeline in order (an edit among them is refused by the phase gate, as before),
 their receipts stay in the log, and the summary names them. Only the request that would have
 followed them is not sent. A failing verify keeps its own path (the Graph's repair).
+
+Checks cannot see every criterion ("CHANGELOG.md gets a bullet", an AGENTS.md rule). So the run
+closes without another request only when every recorded criterion is covered by a passing check.
+Otherwise, where the lead has ``review_criteria``, the Graph opens a ``review`` phase and the lead
+gets one closing request with the criteria, what covers each, and the run's final diff: it
+confirms what the diff meets (``review_criteria``) or sends one repair. The request after that
+is not sent either. A lead without the review tool (the small profile) closes as before and the
+report says which criteria nothing supports.
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ from protoagent.errors import YieldControl
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import BeforeModelHook
 from protoagent.models.types import ModelRequest
-from protoagent.workflow.evidence import CheckResult, check_results
+from protoagent.workflow import changes
+from protoagent.workflow.criteria import REVIEW_TOOL, PassingCheck, criteria_support, recorded_criteria
+from protoagent.workflow.evidence import CheckResult, check_results, seeks_fix
 from protoagent.workflow.phase_control import run_start
 from protoagent.workflow.reports import file_changes, recorded_report
 from protoagent.workflow.task import TaskRecord
@@ -31,6 +41,9 @@ VERIFIED = "final_verification_passed"
 """Yield reason: every selected check passed after the last change; the edit phase is over."""
 MAX_SUMMARY_REPORT_CHARS = 400
 MAX_UNREAD_ADVICE_CHARS = 2000
+REVIEW_PHASE = "review"
+"""The phase of the lead's one closing request when checks cannot see every criterion."""
+MAX_REVIEW_DIFF_CHARS = 8000
 
 
 def passing_verification(events: Sequence[Event], record: TaskRecord) -> list[CheckResult] | None:
@@ -50,14 +63,76 @@ def passing_verification(events: Sequence[Event], record: TaskRecord) -> list[Ch
 
 
 def closing_hook(record: Callable[[], TaskRecord]) -> BeforeModelHook:
-    """A before-model hook: no Architect request once passing final verification closed the phase."""
+    """A before-model hook: no Architect request once passing final verification closed the phase,
+    except the one closing request of an opened ``review`` phase."""
 
     def close_when_verified(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        if request.agent_role == "architect" and passing_verification(events, record()) is not None:
+        if request.agent_role != "architect" or _review_pending(events):
+            return request
+        if passing_verification(events, record()) is not None:
             raise YieldControl(VERIFIED)
         return request
 
     return close_when_verified
+
+
+def _review_pending(events: Sequence[Event]) -> bool:
+    """A ``review`` phase opened after the lead's last request: its closing request is still to go."""
+    for event in reversed(events):
+        if event.type == "model.requested" and event.agent == "architect":
+            return False
+        if event.type == "workflow.phase" and event.payload.get("phase") == REVIEW_PHASE:
+            return True
+    return False
+
+
+def unchecked_criteria(events: Sequence[Event], record: TaskRecord) -> tuple[int, ...]:
+    """The 1-based positions of the recorded criteria that no passing final check covers and no
+    review of the final diff affirms; empty while verification has not passed."""
+    passed = passing_verification(events, record)
+    if passed is None:
+        return ()
+    passing = [PassingCheck(r.id, r.fixed_tests) for r in passed]
+    judged = criteria_support(events, record, passing, seeks_fix=seeks_fix(record.objective))
+    return tuple(i for i, c in enumerate(judged, start=1) if c.support == "unsupported")
+
+
+def review_due(events: Sequence[Event], record: TaskRecord, tools: Sequence[str]) -> bool:
+    """The lead gets a closing request: verification passed, some criterion is unchecked, the lead
+    can record a review, and this run has not had its closing request yet."""
+    if REVIEW_TOOL not in tools:
+        return False
+    start = run_start(events)
+    if any(e.seq > start and e.type == "workflow.phase" and e.payload.get("phase") == REVIEW_PHASE for e in events):
+        return False
+    return bool(unchecked_criteria(events, record))
+
+
+def review_request(events: Sequence[Event], record: TaskRecord) -> str:
+    """The closing request: every criterion with what covers it, and this run's final diff."""
+    passed = passing_verification(events, record) or []
+    unchecked = set(unchecked_criteria(events, record))
+    checks = ", ".join(f"{r.id} passed ({_tests(r.tests_run)})" for r in passed)
+    lines = [
+        f"Final verification passed ({checks}), but no check measures criteria {sorted(unchecked)}. Review the "
+        "final diff below against them (and the repository's AGENTS.md rules): call review_criteria(met=[...]) "
+        "with the positions it meets, or give Coder one repair assignment. Checks still decide verified.",
+        "",
+        "Criteria:",
+    ]
+    for i, text in enumerate(recorded_criteria(record), start=1):
+        lines.append(f"{i}. {text} ({'no check' if i in unchecked else 'covered by a check'})")
+    return "\n".join(lines) + "\n\nFinal diff of this run:\n" + final_diff(events)
+
+
+def final_diff(events: Sequence[Event]) -> str:
+    """This run's net file changes as a unified diff, cut at ``MAX_REVIEW_DIFF_CHARS``."""
+    turn = sum(1 for e in events if e.type in changes.RUN_STARTS)
+    diff = changes.unified_diff(changes.session_changes(events, turn)) or "(no net change)\n"
+    if len(diff) > MAX_REVIEW_DIFF_CHARS:
+        cut = len(diff) - MAX_REVIEW_DIFF_CHARS
+        diff = diff[:MAX_REVIEW_DIFF_CHARS] + f"\n[... {cut} characters of the diff cut; read the files for the rest]\n"
+    return diff
 
 
 def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:

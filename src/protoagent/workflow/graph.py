@@ -16,7 +16,15 @@ from protoagent.models.types import ToolCall
 from protoagent.repair.guided import guided_repair, guided_repair_enabled
 from protoagent.tools.base import AnyTool, Prepared, ToolContext, ToolOutput
 from protoagent.workflow.board import TaskBoard
-from protoagent.workflow.closing import VERIFIED, closing_hook, passing_verification, verified_summary
+from protoagent.workflow.closing import (
+    REVIEW_PHASE,
+    VERIFIED,
+    closing_hook,
+    passing_verification,
+    review_due,
+    review_request,
+    verified_summary,
+)
 from protoagent.workflow.contract import RunContract
 from protoagent.workflow.deferral import honoured_at_once
 from protoagent.workflow.evidence import (
@@ -114,6 +122,11 @@ class WorkflowGraph:
             if not file_writes(self.session.log.events):
                 break
             failing = await self._final_checks()
+            if not failing and not self.state.stop_reason and self._review_due():
+                # Checks cannot see every criterion: one closing request to confirm or repair.
+                self._phase(REVIEW_PHASE)
+                outcome = await self._turn(review_request(self.session.log.events, self.board.record))
+                continue
             if not failing or not self._may_repair(failing):
                 break
             self.state.repairs += 1
@@ -228,6 +241,9 @@ class WorkflowGraph:
         outcome = await self.architect.run_steps(self.architect.role.max_steps)
         self.architect.end_turn(outcome)
         return outcome
+
+    def _review_due(self) -> bool:
+        return review_due(self.session.log.events, self.board.record, self.architect.role.tools)
 
     def _stable_edits(self) -> bool:
         writes = file_writes(self.session.log.events)

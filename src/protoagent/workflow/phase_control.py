@@ -27,7 +27,8 @@ DENIED_PREFIX = "denied: "
 """Yield reason prefix: an action of this run was denied; the agent stops instead of retrying."""
 EDIT_TOOLS = frozenset({"coder", *WRITE_TOOLS})
 """Calls that edit (or start a Coder assignment that edits); refused once editing has closed."""
-OPENING_PHASES = frozenset({"edit", "repair"})
+OPENING_PHASES = frozenset({"edit", "repair", "review"})
+"""Phases that open editing; ``review`` is the lead's closing request, which may send one repair."""
 MODEL_FREE_AGENTS = frozenset({"verifier"})
 """Agents that run without a model (the Verifier runs the Graph's checks)."""
 
