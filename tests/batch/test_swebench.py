@@ -138,6 +138,8 @@ def suite(tmp_path: Path) -> Fixture:
             tool_turn("report_task", role="coder", status="done", summary="add() adds"),
             {"role": "coder", "text": "fixed"},
             {"role": "architect", "text": "Fixed add()."},
+            tool_turn("review_criteria", role="architect", met=[1]),
+            {"role": "architect", "text": "add() adds; the checks pass."},
         ],
     )
     return Fixture(instances, repos, f"scripted:{script}", {"acme__calc-1": calc_base, "acme__words-1": words_base})
@@ -279,6 +281,21 @@ def test_resume_keeps_every_prediction_and_runs_nothing_again(tmp_path: Path, su
     assert "resuming: 2 of 2" in again.stderr
     assert (tmp_path / "out" / "preds.jsonl").read_text() == before
     assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_change_that_is_not_utf8_text_is_one_clear_error_in_its_row(tmp_path: Path, suite: Fixture) -> None:
+    # A command writes Latin-1 bytes into a tracked file: no JSON string holds that patch exactly.
+    writer = tool_turn("execute_command", role="architect", argv=["/bin/sh", "-c", "printf '# caf\\351\\n' >> calc.py"])
+    script = write_script(tmp_path / "latin1.jsonl", [writer, {"role": "architect", "text": "done"}])
+    first = suite.instances.read_text().splitlines()[0]
+    suite.instances.write_text(first + "\n")
+    fixture = Fixture(suite.instances, suite.repos, f"scripted:{script}", suite.base)
+    done = swe_batch(tmp_path / "home", fixture, tmp_path / "out", "--workers", "1")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    row = read_jsonl(tmp_path / "out" / "results.jsonl")["acme__calc-1"]
+    assert row["status"] == "error" and "not UTF-8 text" in row["error"], row
+    assert row["session_id"], "the run's own fields were lost"
+    assert (tmp_path / "out" / "preds.jsonl").read_text() == ""
 
 
 @pytest.mark.parametrize(

@@ -58,6 +58,8 @@ def run_one(task_data: dict[str, Any], setup: WorkerSetup) -> dict[str, Any]:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     row = {"id": task.id, **row, "wall_s": round(time.monotonic() - started, 3)}
+    if task.swe_bench is not None:
+        row.setdefault("instance_id", task.swe_bench.instance_id)
     row["expect_held"] = expectation_held(task.expect, row)
     return row
 

@@ -48,23 +48,21 @@ def run_git(args: list[str], cwd: Path, home: Path, *, stdin: str | None = None)
     """Run git hardened (see the module docstring) and return its output; ``ConfigError`` with
     git's first line of complaint when it fails."""
     command = ["git", *(part for setting in _HARDENED for part in ("-c", setting)), *args]
+    data = None if stdin is None else stdin.encode("utf-8")
     try:
         done = subprocess.run(
-            command,
-            cwd=cwd,
-            env=_git_env(home),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
+            command, cwd=cwd, env=_git_env(home), input=data, capture_output=True, timeout=_GIT_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(f"git {args[0]} could not run: {exc}") from None
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["no message"])[0]
+        first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[0]
         raise ConfigError(f"git {args[0]} failed: {first}")
-    return done.stdout
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        # A patch must survive JSON exactly; a file that is not UTF-8 text cannot.
+        raise ConfigError(f"git {args[0]} wrote output that is not UTF-8 text (a file in another encoding)") from None
 
 
 def clone_at(source: str, commit: str, dest: Path) -> Path:
