@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 PROMPT = "you› "
 HELP = (
     "type a message for the agent, or: !command (run it yourself), /skill:NAME message, "
-    "/mcp:SERVER:PROMPT [args], /agents [NAME on|off], /resume SESSION_ID, /compact [FOCUS], /help, /exit. "
+    "/mcp:SERVER:PROMPT [args], /agents [NAME on|off], /resume SESSION_ID, /compact [FOCUS], "
+    "/rewind [N|verified] [code|conversation|both], /help, /exit. "
     "Ctrl-C stops a run, Ctrl-D leaves."
 )
 APPROVAL_QUESTION = "allow? y = once, s = for this session, n or a reason = deny [y/s/N] "
@@ -66,6 +67,8 @@ class Chat:
             self._resume(text.split()[1:])
         elif text == "/compact" or text.startswith("/compact "):
             self._compact(text.removeprefix("/compact").strip())
+        elif text == "/rewind" or text.startswith("/rewind "):
+            self._rewind(text.split()[1:])
         elif text.startswith("/mcp:") and not self._mcp_on():
             self._error("MCP is off: turn it on with 'protoagent agents enable coding/mcp'")
         elif text.startswith("/") and not text.startswith(("/skill:", "/mcp:")):
@@ -73,6 +76,17 @@ class Chat:
         else:
             self._run(text)
         return True
+
+    def _rewind(self, words: list[str]) -> None:
+        from protoagent.interfaces.cli.checkpoint_cmds import rewind_words
+
+        if self.session_id is None:
+            self._error("nothing to rewind yet: send a message first, or /resume a session")
+            return
+        try:
+            self.console.print(rewind_words(self.store, self.session_id, words), markup=False, highlight=False)
+        except ConfigError as exc:
+            self._error(str(exc))
 
     def _mcp_on(self) -> bool:
         from protoagent.settings import agent_enabled

@@ -1,14 +1,18 @@
-"""``protoagent diff``, ``rewind`` and ``sessions fork``: a session's checkpoints, from its log."""
+"""``protoagent diff``, ``rewind``, ``sessions fork`` and chat's ``/rewind``: a session's
+checkpoints, from its log."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.workflow.checkpoints import RewindPlan, RewindRefused, Scope
+
+if TYPE_CHECKING:
+    from protoagent.events.store import SessionStore
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -106,3 +110,27 @@ def _error(message: str, as_json: bool = False) -> int:
     else:
         typer.echo(f"error: {message}", err=True)
     return EXIT_USAGE
+
+
+def rewind_words(store: SessionStore, session_id: str, words: list[str]) -> str:
+    """Chat's ``/rewind [N|verified] [code|conversation|both]`` (default: the turn before the
+    last, both): rewind and say what was done; ``ConfigError`` says what blocked it."""
+    from protoagent.workflow.changes import user_turns
+    from protoagent.workflow.checkpoints import rewind_session
+
+    scopes: dict[str, Scope] = {"code": "code", "conversation": "conversation", "both": "both"}
+    scope: Scope = "both"
+    to: int | None = None
+    verified = False
+    for word in words:
+        if word in scopes:
+            scope = scopes[word]
+        elif word == "verified":
+            verified = True
+        elif word.isdigit():
+            to = int(word)
+        else:
+            raise ConfigError(f"/rewind takes a turn number, 'verified' and code|conversation|both, not {word!r}")
+    if to is None and not verified:
+        to = max(len(user_turns(store.load(session_id))) - 1, 0)
+    return describe_rewind(session_id, rewind_session(store, session_id, to, verified=verified, scope=scope))
