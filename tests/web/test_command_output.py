@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from protoagent.testing import make_repo
+
 from .support import date_repo, running_server
 
 
@@ -71,3 +73,28 @@ def test_live_output_of_a_session_outside_the_roots_is_refused(tmp_path: Path) -
         response = client.get("/api/sessions/s_nowhere/calls/c_1/output")
         assert response.status_code == 404 and "no such session" in response.json()["error"]
         assert client.get("/api/sessions/..%2Fx/calls/c_1/output").status_code in (400, 404)
+
+
+def test_a_running_checks_output_is_readable_live_and_a_cancelled_check_keeps_it(tmp_path: Path) -> None:
+    slow = (
+        "import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n    def test_slow(self):\n"
+        "        print('check-partial-marker', flush=True)\n        time.sleep(987.6)\n"
+    )
+    repo = make_repo(tmp_path / "repo", {"test_slow.py": slow})
+    with running_server(tmp_path) as server, server.client() as client:
+        body = {"objective": "run the tests", "repo": str(repo), "approval": "auto", "surface": "verification"}
+        session_id = client.post("/api/runs", json=body).json()["session_id"]
+
+        def check_call() -> str | None:
+            found = events(client, session_id)
+            started = [e for e in found if e["type"] == "tool.started" and e["payload"]["tool"] == "run_check"]
+            return str(started[0]["payload"]["call_id"]) if started else None
+
+        call_id = wait_for(check_call, "the check to start")
+        url = f"/api/sessions/{session_id}/calls/{call_id}/output"
+        wait_for(lambda: "check-partial-marker" in client.get(url).json()["text"], "the check's output to show")
+        assert client.post(f"/api/sessions/{session_id}/cancel").status_code == 200
+        found = events(client, session_id)
+        ended = [e["payload"] for e in found if e["type"] == "tool.ended" and e["payload"]["call_id"] == call_id]
+        assert len(ended) == 1 and ended[0]["data"]["cancelled"] is True
+        assert ended[0]["data"]["check_id"] == "unittest" and "check-partial-marker" in ended[0]["output"]

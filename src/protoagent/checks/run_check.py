@@ -40,9 +40,12 @@ from protoagent.checks.tracked import RunnerRevisions, capture_tracked
 from protoagent.checks.types import CheckPlan, CheckSpec
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, PreparedCommand, prepare_command
+from protoagent.processes.live import LIVE_OUTPUT
+from protoagent.processes.results import observe
 from protoagent.processes.runner import ManagedProcess, ProcessRegistry, session_home
 from protoagent.processes.sandbox import asks_each_command
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.tools.cancellation import attach_partial_output
 
 DEFAULT_CHECK_TIMEOUT_S = 300.0
 """Seconds a check may run before its process group is stopped."""
@@ -129,9 +132,12 @@ class RunCheck(Tool[RunCheckInput]):
                 return _not_run(call, ctx, reason, None)
             return _not_run(call, ctx, None, reason)
         try:
-            await process.wait(None)
-        except asyncio.CancelledError:
+            with LIVE_OUTPUT.watching(ctx.session_id, ctx.call_id, process.journal):
+                await process.wait(None)
+        except asyncio.CancelledError as cancelled:
             process.kill()
+            seen = observe(process)  # the call's tool.ended keeps the output so far
+            attach_partial_output(cancelled, replace(seen, data={**seen.data, "check_id": call.check.id}))
             raise
         finally:
             registry.forget(process.id)
