@@ -13,7 +13,6 @@ import os
 import posixpath
 import re
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Iterable
@@ -22,18 +21,16 @@ from pathlib import Path
 
 from protoagent.errors import ToolRejected
 from protoagent.navigation.facts import FACTS_VERSION, FileFacts, dump_facts, load_facts
-from protoagent.navigation.js_facts import flavour_of, js_facts
+from protoagent.navigation.js_facts import js_facts
+from protoagent.navigation.listing import MAX_SOURCE_BYTES, list_sources, listing_holds, restamp
 from protoagent.navigation.python_facts import python_facts
 from protoagent.navigation.resolve import Resolver
 from protoagent.workspace.files import MAX_FILE_BYTES, read_bytes, revision_of
 from protoagent.workspace.paths import open_root
-from protoagent.workspace.search import visible_files
 
 HOME_ENV = "PROTOAGENT_HOME"
 INDEX_TIME_LIMIT_S = 30.0
 """The longest one refresh parses files; the rest wait for the next refresh."""
-MAX_SOURCE_BYTES = 2 * 1024 * 1024
-"""Bigger source files are generated or bundled: they are not indexed."""
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, revision TEXT, stamp TEXT, module TEXT, facts BLOB)",
     "CREATE TABLE IF NOT EXISTS names (name TEXT, path TEXT)",
@@ -43,6 +40,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS defs_by_name ON defs (name)",
     "CREATE INDEX IF NOT EXISTS defs_by_path ON defs (path)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, stamp TEXT)",
 )
 
 
@@ -57,10 +55,6 @@ def cache_file(home: Path, root: Path) -> Path:
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", root.name)[:40] or "root"
     return home / "navigation" / f"{name}-{digest}.sqlite"
-
-
-def is_source(path: str) -> bool:
-    return path.endswith(".py") or flavour_of(path) is not None
 
 
 def module_names(paths: Iterable[str]) -> dict[str, str]:
@@ -118,7 +112,7 @@ class SymbolIndex:
                 for statement in _SCHEMA:
                     db.execute(statement)
                 if self._meta(db, "version") != str(FACTS_VERSION):
-                    db.executescript("DELETE FROM files; DELETE FROM names; DELETE FROM defs;")
+                    db.executescript("DELETE FROM files; DELETE FROM names; DELETE FROM defs; DELETE FROM folders;")
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (str(FACTS_VERSION),))
                 db.commit()
             except (OSError, sqlite3.Error) as err:
@@ -161,21 +155,23 @@ class SymbolIndex:
             return self.last
 
     def _sync(self, root_fd: int, known: dict[str, tuple[str, str, str]], deadline: float) -> tuple[int, int, int, int]:
-        stamps = self._stamps(root_fd)
-        modules = module_names(stamps)
+        stamps = self._listing(root_fd, known)
+        modules = self._paths if set(self._paths) == set(stamps) else module_names(stamps)
         gone = [p for p in known if p not in stamps]
         parsed = left = 0
         for path, stamp in stamps.items():
             old = known.get(path)
             if old is not None and old[1] == stamp and old[2] == modules[path]:
                 continue
-            if time.monotonic() > deadline:
+            if parsed and time.monotonic() > deadline:  # every refresh makes progress
                 left += 1
                 continue
             self._index_file(root_fd, path, stamp, modules[path], old[0] if old else None)
             parsed += 1
         for path in gone:
             self._forget(path)
+        if left:  # files the listing holds are not all indexed: the next refresh walks again
+            self._db.execute("DELETE FROM folders")
         self._db.commit()
         if parsed or gone:
             self._facts.clear()
@@ -185,19 +181,16 @@ class SymbolIndex:
         unparsable = self._db.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'error:%'").fetchone()[0]
         return len(stamps), parsed, left, int(unparsable)
 
-    def _stamps(self, root_fd: int) -> dict[str, str]:
-        """Every indexable source file with its size, mtime and inode (a cheap change marker)."""
-        found: dict[str, str] = {}
-        for path in visible_files(root_fd):
-            if not is_source(path):
-                continue
-            try:
-                info = os.stat(path, dir_fd=root_fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_SOURCE_BYTES:
-                found[path] = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
-        return found
+    def _listing(self, root_fd: int, known: dict[str, tuple[str, str, str]]) -> dict[str, str]:
+        """The source files and their stamps: the known ones restamped while the listing holds,
+        else a new walk (whose folder stamps are kept for the next refresh)."""
+        folders = {str(r[0]): str(r[1]) for r in self._db.execute("SELECT path, stamp FROM folders")}
+        if known and listing_holds(root_fd, folders):
+            return restamp(root_fd, sorted(known))
+        listing = list_sources(root_fd)
+        self._db.execute("DELETE FROM folders")
+        self._db.executemany("INSERT INTO folders VALUES (?, ?)", listing.folders.items())
+        return listing.files
 
     def _index_file(self, root_fd: int, path: str, stamp: str, module: str, old_revision: str | None) -> None:
         try:

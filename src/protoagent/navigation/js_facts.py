@@ -23,6 +23,8 @@ _DEFINING: dict[str, DefKind] = {
     "class": "class",
     "method_definition": "method",
     "abstract_method_signature": "method",
+    "method_signature": "method",
+    "function_signature": "function",
     "interface_declaration": "interface",
     "type_alias_declaration": "type",
     "enum_declaration": "enum",
@@ -104,15 +106,19 @@ class _Walker:
             if name is not None:
                 self._define(scope, _text(name), "attribute", node, name)
             return scope
-        if kind in _DECLARATIONS and not scope:
+        if kind in _DECLARATIONS:
             for declarator in node.named_children:
-                self._declarator(declarator)
+                self._declarator(declarator, scope)
+            return scope
+        if kind in ("pair", "assignment_expression"):
+            self._function_valued(node, scope)
             return scope
         if kind in _NAMES:
             self._reference(node, scope)
         return scope
 
-    def _declarator(self, node: Any) -> None:
+    def _declarator(self, node: Any, scope: str) -> None:
+        """``const f = () => ...`` defines a function at any level; other variables count at the top."""
         if node.type != "variable_declarator":
             return
         name = node.child_by_field_name("name")
@@ -120,7 +126,25 @@ class _Walker:
             return
         value = node.child_by_field_name("value")
         kind: DefKind = "function" if value is not None and value.type in _FUNCTION_VALUES else "variable"
-        self.definitions.append(Definition(_text(name), kind, node.start_point[0] + 1, node.end_point[0] + 1))
+        if kind == "function" or not scope:
+            self._define(scope, _text(name), kind, node, name)
+
+    def _function_valued(self, node: Any, scope: str) -> None:
+        """``key: () => ...`` in an object and ``a.b = function () {...}`` define functions too."""
+        value = node.child_by_field_name("value" if node.type == "pair" else "right")
+        if value is None or value.type not in _FUNCTION_VALUES:
+            return
+        target = node.child_by_field_name("key" if node.type == "pair" else "left")
+        if target is None:
+            return
+        if target.type == "member_expression":
+            owner, prop = target.child_by_field_name("object"), target.child_by_field_name("property")
+            if prop is None:
+                return
+            prefix = f"{_text(owner)}." if owner is not None and owner.type in ("identifier", "this") else ""
+            self._define(scope, prefix + _text(prop), "function", node, prop)
+        elif target.type in ("identifier", "property_identifier"):
+            self._define(scope, _text(target), "function", node, target)
 
     def _define(self, scope: str, name: str, kind: DefKind, node: Any, name_node: Any) -> str:
         qual = f"{scope}.{name}" if scope else name

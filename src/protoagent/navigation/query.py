@@ -97,7 +97,8 @@ def _matches(index: SymbolIndex, symbol: str, under: str | None) -> list[_Match]
     if under:
         narrowed = [m for m in found if _inside(m.path, under)]
         found = narrowed or found
-    return found
+    defined = [m for m in found if m.kind != "module"]
+    return defined if defined and len(defined) < len(found) and "." not in symbol else found
 
 
 def _candidates(index: SymbolIndex, symbol: str) -> list[str]:
@@ -110,15 +111,14 @@ def _candidates(index: SymbolIndex, symbol: str) -> list[str]:
 
 def _candidates_for_words(index: SymbolIndex, text: str) -> list[str]:
     """Known symbols among the words of a prose or regex request, else the nearest to its words."""
-    words = words_in(text)
-    exact = [w for w in words if len(w) > 2 and index.definitions_named(w.rpartition(".")[2])]
+    words = [w for w in words_in(text) if len(w) > 2]
+    exact = [w for w in words if index.definitions_named(w.rpartition(".")[2])]
     if exact:
         return exact[:5]
     known = index.all_names()
     out: list[str] = []
     for word in words[:4]:
-        if len(word) > 3:
-            out.extend(nearest(word, known, 2))
+        out.extend(nearest(word.rpartition(".")[2], known, 3))
     return list(dict.fromkeys(out))[:5]
 
 

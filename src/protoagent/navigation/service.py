@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from protoagent.errors import ToolRejected
 from protoagent.navigation.index import INDEX_TIME_LIMIT_S, SymbolIndex, cache_file, default_home
 from protoagent.navigation.query import MAX_RESULTS, Answer, Operation, ask
 
@@ -40,12 +41,20 @@ def answer(
     """Refresh the index of ``root`` (within ``time_limit_s``) and answer one operation on ``symbol``."""
     index = index_for(root, home)
     report = index.refresh(time_limit_s)
-    result = ask(index, operation, symbol, under, limit)
+    incomplete = (
+        f"index incomplete: {report.left} of {report.files} source files not indexed yet "
+        f"(time limit {time_limit_s:g}s); results may miss matches; call again to continue"
+    )
+    try:
+        result = ask(index, operation, symbol, under, limit)
+    except ToolRejected as rejected:
+        if report.left and rejected.kind == "unknown_symbol":
+            raise ToolRejected(
+                f"{rejected.message}; {incomplete}", kind=rejected.kind, details=rejected.details
+            ) from None
+        raise
     if report.left:
-        result.notes.append(
-            f"index incomplete: {report.left} of {report.files} source files not indexed yet "
-            f"(time limit {time_limit_s:g}s); results may miss matches; call again to continue"
-        )
+        result.notes.append(incomplete)
     result.notes.extend(index.notes)
     return result
 

@@ -21,6 +21,8 @@ MAX_CANDIDATES = 5
 _SYMBOL = re.compile(SYMBOL_PATTERN)
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 _REGEX_MARKS = re.compile(r"[\\^$*+?()\[\]{}|]")
+_REGEX_SIGNS = re.compile(r"^\^|\$$|\.\*|\.\+|\\[a-zA-Z]|\[[^\]]*\]")
+"""What only a regular expression has even among words: an anchor, ``.*``, an escape, a class."""
 
 
 def symbol_problem(symbol: str) -> str | None:
@@ -31,16 +33,17 @@ def symbol_problem(symbol: str) -> str | None:
         return "too long"
     if _SYMBOL.fullmatch(symbol):
         return None
-    if any(ch.isspace() for ch in symbol.strip()):
-        return "prose"
-    if _REGEX_MARKS.search(symbol):
+    spaced = any(ch.isspace() for ch in symbol.strip())
+    if _REGEX_MARKS.search(symbol) and (not spaced or _REGEX_SIGNS.search(symbol)):
         return "regex"
-    return "not an identifier"
+    return "prose" if spaced else "not an identifier"
 
 
 def words_in(text: str) -> list[str]:
-    """Identifier-like words of ``text``, longest first (what a prose request may be about)."""
-    found = dict.fromkeys(_WORD.findall(text))
+    """Identifier-like words of ``text``, longest first (what a prose request may be about); a
+    regular expression gives its literal characters as one more word (``pri.*ce`` -> ``price``)."""
+    literal = _REGEX_MARKS.sub("", text.replace(".", "")) if _REGEX_MARKS.search(text) else ""
+    found = dict.fromkeys([*_WORD.findall(literal), *_WORD.findall(text)])
     return sorted(found, key=len, reverse=True)
 
 

@@ -34,6 +34,7 @@ from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.integrations.mcp_native import mount_native
 from protoagent.integrations.mcp_prompts import expand_prompt_command
 from protoagent.models.profile import detect_profile
+from protoagent.navigation.tool import HOME_SERVICE as NAVIGATION_HOME
 from protoagent.skills.runtime import SKILLS_SERVICE
 from protoagent.skills.session_skills import resolver_enabled, skills_for_run
 from protoagent.skills.tool import SkillTool
@@ -124,6 +125,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if extras:
         role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))
     services: dict[str, Any] = {"checks": plan, "python": interpreter.path, "sandbox": run_sandbox(options)}
+    services[NAVIGATION_HOME] = options.data_home  # code_context keeps its index cache there (None: the default)
     # Before any command of the run: what each check runs, so a replaced runner is noticed.
     services["check_runners"] = RunnerRevisions.at_start(plan, root, interpreter.path)
     sandbox = services["sandbox"]

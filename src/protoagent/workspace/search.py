@@ -194,17 +194,21 @@ def _candidate_files(root_fd: int, relpath: str) -> Iterator[str]:
     yield from visible_files(root_fd, relpath)
 
 
-def visible_files(root_fd: int, relpath: str = ".") -> Iterator[str]:
+def visible_files(root_fd: int, relpath: str = ".", *, folders: list[str] | None = None) -> Iterator[str]:
     """Every file beneath ``relpath`` that git would not ignore, skipping ``.git``.
 
     The tree is walked by descriptor without following symlinked folders, and the ignore files
     are read by :mod:`protoagent.workspace.ignore`; git itself is never run (see there why).
+    ``folders``, when given, receives every folder walked (a caller that keeps their mtimes can
+    tell later whether the listing changed).
     """
     chains: dict[str, list[IgnoreRule]] = {".": _ancestor_rules(root_fd, relpath)}
     top_fd = open_dir_beneath(root_fd, relpath)
     try:
         for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=top_fd):
             base = _joined(relpath, dirpath)
+            if folders is not None:
+                folders.append(base)
             rules = chains.pop(dirpath, []) + read_ignore_rules(dir_fd, ".gitignore", "" if base == "." else base)
             dirnames[:] = sorted(
                 name for name in dirnames if name != ".git" and not is_ignored(rules, _joined(base, name), True)
