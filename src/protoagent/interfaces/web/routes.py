@@ -19,6 +19,7 @@ from protoagent.events.session_lease import SessionRunning
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.interfaces.web.auth import AccessGuard, is_loopback
+from protoagent.interfaces.web.checkpoint_routes import checkpoint_routes
 from protoagent.interfaces.web.hub import Conflict, RunHub
 from protoagent.interfaces.web.requests import (
     ApprovalBody,
@@ -63,6 +64,7 @@ def create_app(config: WebConfig, store: SessionStore, hub: RunHub | None = None
     _errors(app)
     _session_routes(app, scope, hub)
     view_routes(app, config, scope, hub)
+    checkpoint_routes(app, scope, hub)
     _run_routes(app, config, scope, hub)
     _pages(app)
     return app
