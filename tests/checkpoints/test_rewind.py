@@ -8,7 +8,16 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.checkpoints.support import cli, coder_turns, edit, events, three_turn_session
+from tests.checkpoints.support import (
+    cli,
+    coder_turns,
+    create,
+    edit,
+    events,
+    repo_with_tests,
+    run_turn,
+    three_turn_session,
+)
 
 from protoagent.api import open_store
 from protoagent.testing import ScriptedModel
@@ -107,3 +116,20 @@ def test_rewind_names_a_checkpoint_or_fails_in_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2 and done.stderr.startswith("error: ")
         assert done.stderr.strip().count("\n") == 0
     assert cli(home, "rewind", "s_missing", "--to", "0").returncode == 2
+
+
+FAILING_TEST = "import unittest\n\nclass Bad(unittest.TestCase):\n    def test_bad(self):\n        self.fail('no')\n"
+
+
+def test_rewind_to_verified_goes_back_to_the_latest_turn_a_check_verified(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = repo_with_tests(tmp_path / "repo", {"a.py": "A = 1\n"})
+    first = run_turn(home, repo, tmp_path / "t1.jsonl", coder_turns(edit("a.py", "A = 1\n", "A = 1", "A = 2")), "A 2")
+    assert first["verified"] is True
+    sid = str(first["session_id"])
+    second = run_turn(home, repo, tmp_path / "t2.jsonl", coder_turns(create("test_bad.py", FAILING_TEST)), "add", sid)
+    assert second["verified"] is False
+    done = cli(home, "rewind", sid, "--to-verified", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["to_turn"] == 1
+    assert not (repo / "test_bad.py").exists() and (repo / "a.py").read_text() == "A = 2\n"
