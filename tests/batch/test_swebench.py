@@ -178,7 +178,7 @@ def test_predictions_hold_the_fix_as_git_diff_at_base_commit_and_nothing_for_the
     assert {p["model_name_or_path"] for p in preds.values()} == {"proto-scripted"}
     fix = preds["acme__calc-1"]["model_patch"]
     assert "+    return a + b" in fix and "diff --git a/NOTES.md b/NOTES.md\nnew file mode" in fix
-    assert ".protoagent" not in fix and "LATER.md" not in fix
+    assert ".protoagent" not in fix and "LATER.md" not in fix and ".venv" not in fix
     checked = applies_at_base(suite, "acme__calc-1", fix, tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert preds["acme__words-1"]["model_patch"] == ""
@@ -232,6 +232,9 @@ def test_evaluate_marks_the_fixed_instance_resolved_and_the_untouched_one_not(tm
     log = show_session(tmp_path / "home", fixed["session_id"])
     assert "the function is wrong" in log and "the plus sign went missing" in log
     assert "test_add" not in log and "FAIL_TO_PASS" not in log
+    # The agent's own checks ran in the clone's environment too (linked into the task's copy).
+    discovered = [e for e in json.loads(log)["events"] if e["type"] == "checks.discovered"]
+    assert discovered[0]["payload"]["checks"][0]["argv"][0].endswith("/repo/.venv/bin/python")
 
 
 def test_instance_tests_run_inside_the_sandbox_and_cannot_write_outside_their_copy(

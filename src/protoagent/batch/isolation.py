@@ -1,7 +1,8 @@
 """Every batch task works in its own copy of its repository, never in the original.
 
 A local folder is copied whole (uncommitted work included, symlinks kept as links); a git URL,
-or a local folder with a ``commit``, is cloned and checked out at that commit. Git runs with
+or a local folder with a ``commit``, is cloned and checked out at that commit (a local
+repository's own virtual environment is linked into its clone, see ``share_environment``). Git runs with
 configuration-driven execution switched off (no hooks, no fsmonitor, no system or global
 config or attributes), since the repository is untrusted input; ``run_git`` is
 that one way to run git, for the copies and for the patches made in them.
@@ -23,6 +24,8 @@ from protoagent.errors import ConfigError
 from protoagent.workspace.confined import read_confined
 
 _GIT_TIMEOUT_S = 300
+_ENVIRONMENTS = (".venv", "venv")
+"""A repository's own virtual environment folders, as interpreter selection looks for them."""
 
 
 def _git_env(home: Path) -> dict[str, str]:
@@ -85,6 +88,8 @@ def prepare_workspace(task: BatchTask, dest: Path) -> Path:
         if not task.is_remote and not Path(task.repo, ".git").exists():
             raise ConfigError(f"task {task.id!r}: {task.repo!r} is not a git repository; drop commit or use a clone")
         clone_at(task.repo, _revision(task), dest)
+        if not task.is_remote:
+            share_environment(Path(task.repo), dest)
     else:
         source = Path(task.repo)
         if not source.is_dir():
@@ -93,6 +98,21 @@ def prepare_workspace(task: BatchTask, dest: Path) -> Path:
     if task.checks is not None:
         _write_checks(dest, task.checks)
     return dest
+
+
+def share_environment(source: Path, clone: Path) -> None:
+    """Give a clone of a local repository that repository's own virtual environment (``.venv`` or
+    ``venv``, untracked, so the clone lacks it) as a link, which git is told to ignore there, so
+    the task's checks run where the user's would and its patch never holds the link."""
+    for name in _ENVIRONMENTS:
+        env = source / name
+        if (env / "pyvenv.cfg").is_file() and not os.path.lexists(clone / name):
+            (clone / name).symlink_to(env.resolve(), target_is_directory=True)
+            exclude = clone / ".git" / "info" / "exclude"
+            exclude.parent.mkdir(exist_ok=True)
+            with open(exclude, "a", encoding="utf-8") as handle:
+                handle.write(f"\n/{name}\n")
+            return
 
 
 def _revision(task: BatchTask) -> str:
