@@ -19,6 +19,8 @@ from protoagent.events.messages import SUMMARY_MARK
 from protoagent.models.types import Message
 
 RECOVERY_LINE = "Results above can be seen again with recall(call_id=...) or by re-reading the file."
+HEAD_ROOM = 24
+"""Characters of a digest line's own head (``- turn 12 asked: ``) beyond the clipped text."""
 CLIPS = (1200, 800, 500, 320, 200, 120, 80, 48)
 """Clip lengths tried, longest first."""
 
@@ -50,7 +52,8 @@ def _turn_lines(turn: DigestTurn, limit: int) -> list[str]:
             # An earlier summary's own lines carry on, each clipped like the rest.
             body = message.content.split("\n", 1)[1] if "\n" in message.content else ""
             kept = [line for line in body.splitlines() if line.strip() and not _closing(line)]
-            lines.extend(line[: len(line) - len(line.lstrip())] + clip(line, limit) for line in kept)
+            # Room for the line's own "- turn N asked: " head, so a carried line keeps its text.
+            lines.extend(line[: len(line) - len(line.lstrip())] + clip(line, limit + HEAD_ROOM) for line in kept)
         elif message.role == "user":
             lines.append(f"- {head} asked: {clip(message.content, limit)}")
         elif message.role == "assistant":

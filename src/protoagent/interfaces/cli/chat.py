@@ -212,11 +212,12 @@ class Chat:
             return
         first, last = (result.turns[0], result.turns[-1]) if result.turns else (0, 0)
         turns = f"turns {first}-{last}" if first != last else f"turn {first}" if first else "the conversation"
+        tokens = f"{result.replaced_tokens} → {result.summary_tokens} tokens"
         self.console.print(
-            f"compacted {turns}: about {result.replaced_tokens} tokens now read as a {result.method} "
-            f"summary of {result.summary_tokens}",
+            f"compacted {turns} into a {result.method} summary ({tokens})",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
 
     def _resume(self, words: list[str]) -> None:
