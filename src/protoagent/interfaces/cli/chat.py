@@ -7,7 +7,9 @@ Lines are messages to the agent, except ``!command`` (the person's own command, 
 same pipeline), ``/skill:<name> …`` (passed on to the run, which activates the skill),
 ``/agents [NAME on|off]``, ``/resume ID``, ``/compact [FOCUS]`` (summarize the conversation so
 far), ``/help`` and ``/exit``. Ctrl-C stops the current
-run (its processes too) and returns to the prompt; Ctrl-D leaves.
+run (its processes too) and returns to the prompt; Ctrl-D leaves. On a terminal the line editor
+keeps a history per repository, takes several lines (Alt-Enter) and completes ``/`` commands
+and ``$skill`` names (``line_editor``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ HELP = (
     "/rewind [N|verified] [code|conversation|both], /help, /exit. "
     "Ctrl-C stops a run, Ctrl-D leaves."
 )
+COMMANDS = ("/help", "/exit", "/agents", "/resume", "/compact", "/rewind", "/mcp:")
+"""What the line editor completes after ``/`` (with ``/skill:NAME`` for each skill)."""
 APPROVAL_QUESTION = "allow? y = once, s = for this session, n or a reason = deny [y/s/N] "
 
 
@@ -243,6 +247,13 @@ class Chat:
         self.console.print(f"[red]error:[/red] {message}", highlight=False)
 
 
+def skill_names(repo: Path, home: Path) -> list[str]:
+    """The skills a person may name in ``repo`` (``$name`` or ``/skill:NAME``)."""
+    from protoagent.skills.discovery import load_skills
+
+    return sorted(b.name for b in load_skills([repo], home).management() if b.valid and b.preferences.manual)
+
+
 def typed_by_you() -> Answerer:
     """The answer for the person's own ``!command``: they typed it, so it is allowed once."""
 
@@ -288,6 +299,7 @@ def chat_command(repo: Path, model: str, approval: Policy) -> int:
     from rich.console import Console
 
     from protoagent.api import data_home, open_store
+    from protoagent.interfaces.cli.line_editor import LineEditor
     from protoagent.interfaces.cli.signals import Interrupted
 
     if not Path(repo).expanduser().is_dir():
@@ -299,9 +311,10 @@ def chat_command(repo: Path, model: str, approval: Policy) -> int:
     with open_store() as store:
         chat = Chat(console, store, Path(repo).expanduser().resolve(), model, approval, data_home())
         console.print(f"[bold]protoagent chat[/bold] in {chat.repo} · model {model} · /help for commands")
+        editor = LineEditor(chat.home, COMMANDS, lambda repo: skill_names(repo, chat.home))
         while True:
             try:
-                line = input(PROMPT)
+                line = editor.read(PROMPT, chat.repo)
             except EOFError:
                 console.print()
                 return 0
