@@ -95,3 +95,17 @@ def test_a_file_that_does_not_parse_is_counted_not_fatal(tmp_path: Path) -> None
     found = ask_repo(root, tmp_path / "home", "definition", "price")
     assert places(found) == [("shop/util.py", 4)]
     assert [path for path, _ in index_for(root, tmp_path / "home").unparsable()] == ["broken.py"]
+
+
+def test_many_files_are_parsed_in_worker_processes_with_the_same_answers(tmp_path: Path) -> None:
+    body = "from steps.s{next:02d} import step{next}\n\n\ndef step{n}():\n    return step{next}()\n"
+    chain = {f"steps/s{n:02d}.py": body.format(n=n, next=n + 1) for n in range(79)}
+    chain["steps/__init__.py"] = ""
+    chain["steps/s79.py"] = "def step79():\n    return 79\n"
+    root = shop_repo(tmp_path, chain)
+    index = SymbolIndex(root, tmp_path / "cache.sqlite")
+    report = index.refresh()
+    assert report.parsed == 86 and report.left == 0
+    index.close()
+    found = ask_repo(root, tmp_path / "home", "callers", "step42")
+    assert [(h.path, h.line, h.symbol) for h in found.results] == [("steps/s41.py", 5, "steps.s41.step41")]

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.errors import ToolRejected
-from protoagent.navigation.facts import FACTS_VERSION, FileFacts, dump_facts, load_facts
-from protoagent.navigation.js_facts import js_facts
+from protoagent.navigation.facts import FACTS_VERSION, FileFacts, load_facts
 from protoagent.navigation.listing import MAX_SOURCE_BYTES, list_sources, listing_holds, restamp
-from protoagent.navigation.python_facts import python_facts
+from protoagent.navigation.parsing import Parsed, Source, parse_sources
 from protoagent.navigation.resolve import Resolver
 from protoagent.workspace.files import MAX_FILE_BYTES, read_bytes, revision_of
 from protoagent.workspace.paths import open_root
@@ -158,18 +157,25 @@ class SymbolIndex:
         stamps = self._listing(root_fd, known)
         modules = self._paths if set(self._paths) == set(stamps) else module_names(stamps)
         gone = [p for p in known if p not in stamps]
-        parsed = left = 0
+        sources: list[Source] = []
         for path, stamp in stamps.items():
             old = known.get(path)
             if old is not None and old[1] == stamp and old[2] == modules[path]:
                 continue
-            if parsed and time.monotonic() > deadline:  # every refresh makes progress
-                left += 1
-                continue
-            self._index_file(root_fd, path, stamp, modules[path], old[0] if old else None)
+            source = _read(root_fd, path, modules[path])
+            if source is None:
+                gone.append(path)
+            elif old is not None and old[0] == source.revision and old[2] == source.module:
+                self._db.execute("UPDATE files SET stamp = ? WHERE path = ?", (stamp, path))
+            else:
+                sources.append(source)
+        parsed = 0
+        for result in parse_sources(sources, deadline):
+            self._store(result, stamps[result.path], replace=result.path in known)
             parsed += 1
         for path in gone:
             self._forget(path)
+        left = len(sources) - parsed
         if left:  # files the listing holds are not all indexed: the next refresh walks again
             self._db.execute("DELETE FROM folders")
         self._db.commit()
@@ -192,26 +198,19 @@ class SymbolIndex:
         self._db.executemany("INSERT INTO folders VALUES (?, ?)", listing.folders.items())
         return listing.files
 
-    def _index_file(self, root_fd: int, path: str, stamp: str, module: str, old_revision: str | None) -> None:
-        try:
-            data = read_bytes(root_fd, path, limit=min(MAX_FILE_BYTES, MAX_SOURCE_BYTES))
-        except (OSError, ToolRejected):
+    def _store(self, parsed: Parsed, stamp: str, *, replace: bool) -> None:
+        path = parsed.path
+        if replace:
             self._forget(path)
-            return
-        revision = revision_of(data)
-        if revision == old_revision:
-            self._db.execute("UPDATE files SET stamp = ?, module = ? WHERE path = ?", (stamp, module, path))
-            return
-        facts = extract(path, revision, module, data)
-        if old_revision is not None:
-            self._forget(path)
-        self._db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)", (path, revision, stamp, module, dump_facts(facts)))
-        self._db.executemany("INSERT INTO names VALUES (?, ?)", ((name, path) for name in _keys(facts)))
-        rows = [(d.name, path, d.qualname, d.kind, d.line, d.end_line) for d in facts.definitions]
-        rows.append((module.rpartition(".")[2], path, "", "module", 1, 1))
+        self._db.execute(
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?)", (path, parsed.revision, stamp, parsed.module, parsed.blob)
+        )
+        self._db.executemany("INSERT INTO names VALUES (?, ?)", ((name, path) for name in parsed.keys))
+        rows = [(name, path, qualname, kind, line, end) for name, qualname, kind, line, end in parsed.definitions]
+        rows.append((parsed.module.rpartition(".")[2], path, "", "module", 1, 1))
         self._db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?)", rows)
-        if facts.error:
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"error:{path}", facts.error))
+        if parsed.error:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"error:{path}", parsed.error))
 
     def _forget(self, path: str) -> None:
         for table in ("files", "names", "defs"):
@@ -269,20 +268,10 @@ def _unambiguous(modules: dict[str, str]) -> dict[str, str]:
     return {module: path for module, (_, path) in best.items() if path is not None}
 
 
-def extract(path: str, revision: str, module: str, data: bytes) -> FileFacts:
-    """The facts of one file's bytes, by its language."""
-    if path.endswith(".py"):
-        text = data.decode("utf-8", errors="replace")
-        return python_facts(path, revision, module, text)
-    return js_facts(path, revision, module, data)
-
-
-def _keys(facts: FileFacts) -> set[str]:
-    """The names a file is found under: what it defines and uses, and what its aliases stand for."""
-    keys = facts.names()
-    keys.update([name.rpartition(".")[2] for name in keys if "." in name])
-    keys.update(original for _, original in facts.imports.values() if original)
-    for scope in facts.scopes.values():
-        keys.update(original for _, original in scope.imports.values() if original)
-    keys.update(chain[-1] for chain in facts.aliases.values())
-    return keys
+def _read(root_fd: int, path: str, module: str) -> Source | None:
+    """A source file's bytes read beneath the root, or ``None`` when it cannot be read."""
+    try:
+        data = read_bytes(root_fd, path, limit=min(MAX_FILE_BYTES, MAX_SOURCE_BYTES))
+    except (OSError, ToolRejected):
+        return None
+    return Source(path, revision_of(data), module, data)
