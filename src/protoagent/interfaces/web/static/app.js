@@ -35,6 +35,7 @@ class SessionView {
     this.running = false;
     this.title = sessionId;
     this.polling = false;
+    this.replaying = false;
   }
 
   apply(event) {
@@ -92,7 +93,7 @@ class SessionView {
     this.requests.set(p.call_id, p);
     const card = this.cards.get(p.call_id);
     if (card) card.preview = p.preview;
-    this.renderApprovals();
+    if (!this.replaying) this.renderApprovals();
   }
 
   on_approval_decided(p) {
@@ -100,7 +101,7 @@ class SessionView {
     this.pending = this.pending.filter((id) => id !== p.call_id);
     const card = this.cards.get(p.call_id);
     if (card) { card.decided(p); card.waiting(false); }
-    this.renderApprovals();
+    if (!this.replaying) this.renderApprovals();
   }
 
   on_approval_rule_added(p) {
@@ -294,7 +295,9 @@ function openSession(sessionId) {
     let last = 0;
     const live = view.transcript;
     view.transcript = document.createDocumentFragment();  // build detached, attach once
+    view.replaying = true;  // which calls wait is the server's answer, rendered once below
     for (const event of recorded.events) { view.apply(event); last = event.seq; }
+    view.replaying = false;
     live.append(view.transcript);
     view.transcript = live;
     document.body.dataset.lastSeq = String(last);  // the view now shows every recorded event
