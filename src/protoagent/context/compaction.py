@@ -13,7 +13,7 @@ model call is possible: the small profile, no provider, or a failed or empty sum
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,7 +21,7 @@ from protoagent.context.digest import DigestTurn, clip, digest
 from protoagent.context.tokens import TokenCounter, message_tokens
 from protoagent.errors import ProviderError
 from protoagent.events.log import SessionLog
-from protoagent.events.messages import COMPACTED_EVENT, derive_with_origins
+from protoagent.events.messages import COMPACTED_EVENT, derive_with_origins, turn_span
 from protoagent.events.types import Event
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ModelTurn
@@ -202,6 +202,14 @@ class Compactor:
         )
 
 
+def describe_compaction(payload: Mapping[str, Any]) -> str:
+    """One line for a person: what was compacted, how, and the sizes (and a fallback's reason)."""
+    span = turn_span([int(t) for t in payload.get("turns", ())])
+    tokens = f"{payload['replaced_tokens']} → {payload['summary_tokens']} tokens"
+    why = f"; {payload['fallback']}" if payload.get("fallback") else ""
+    return f"compacted {span} into a {payload['method']} summary ({tokens}){why}"
+
+
 async def _final(provider: ModelProvider, request: ModelRequest) -> ModelTurn:
     final: ModelTurn | None = None
     async for item in provider.stream(request):
@@ -217,6 +225,7 @@ __all__ = [
     "COMPACTION_SERVICE",
     "CompactionPlan",
     "Compactor",
+    "describe_compaction",
     "plan_compaction",
     "summary_budget",
 ]

@@ -133,10 +133,16 @@ def _close_pending(history: _History) -> None:
     history.pending.clear()
 
 
+def turn_span(turns: Sequence[int]) -> str:
+    """``turns 1-4``, ``turn 3`` or ``earlier turns``: what a compaction covers."""
+    if len(turns) > 1:
+        return f"turns {turns[0]}-{turns[-1]}"
+    return f"turn {turns[0]}" if turns else "earlier turns"
+
+
 def summary_message(payload: Mapping[str, Any]) -> Message:
     """The one user message that stands for a compacted range."""
-    turns = [int(t) for t in payload.get("turns", ())]
-    span = f"turns {turns[0]}-{turns[-1]}" if len(turns) > 1 else f"turn {turns[0]}" if turns else "earlier turns"
+    span = turn_span([int(t) for t in payload.get("turns", ())])
     head = (
         f"{SUMMARY_MARK} {span}, {payload.get('replaced_messages', 0)} messages, summarized "
         f"({payload['method']}); the session log keeps them whole."

@@ -90,9 +90,15 @@ class TerminalRenderer:
                 self._notice(event)
 
     def _notice(self, event: Event) -> None:
-        """Events shown only in some cases: a skill the request named but that was refused."""
+        """Events shown only in some cases: a skill the request named but that was refused, and a
+        compaction (the oldest turns now read as a summary)."""
         if event.type == "skill.resolved" and event.payload.get("refused"):
             self.console.print(f"[yellow]skill not activated: {escape(event.payload['reason'])}[/yellow]")
+        elif event.type == "context.compacted":
+            from protoagent.context.compaction import describe_compaction
+
+            line = describe_compaction(event.payload)
+            self.console.print(f"[dim]{escape(visible(line))}[/dim]", highlight=False)
 
     def _end_stream(self) -> None:
         if self._streaming:
