@@ -78,16 +78,17 @@ def _instance(instance_id: str, repo: str, base: str, test_patch: str, f2p: list
     )
 
 
-def _own_environment(repo: Path) -> Path:
-    """A virtual environment inside the clone whose packages are this interpreter's (pytest)."""
+def _own_environment(repo: Path, *, borrow: bool = True) -> Path:
+    """A virtual environment in ``repo``; ``borrow``: its packages are this interpreter's (pytest)."""
     venv = repo / ".venv"
     (venv / "bin").mkdir(parents=True)
     base = os.path.realpath(sys.executable)
-    (venv / "pyvenv.cfg").write_text(f"home = {Path(base).parent}\n")
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(base).parent}\ninclude-system-site-packages = false\n")
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     site = venv / "lib" / version / "site-packages"
     site.mkdir(parents=True)
-    (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    if borrow:
+        (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     os.symlink(base, venv / "bin" / "python")
     return venv / "bin" / "python"
 
@@ -273,6 +274,15 @@ def test_a_patch_that_keeps_the_tests_failing_is_unresolved_and_names_the_failin
     row = read_jsonl(tmp_path / "out" / "results.jsonl")["acme__calc-1"]
     assert row["resolved"] is False and row["fail_to_pass_failing"] == ["test_calc.py::test_add"]
     assert row["pass_to_pass_failing"] == [] and row["eval_python"] == sys.executable
+
+
+def test_an_interpreter_without_pytest_is_named_in_the_evaluation_error(tmp_path: Path, suite: Fixture) -> None:
+    bare = _own_environment(tmp_path / "bare", borrow=False)
+    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2", "--evaluate", "--python", str(bare))
+    assert done.returncode == 0, done.stderr
+    row = read_jsonl(tmp_path / "out" / "results.jsonl")["acme__calc-1"]
+    assert row["resolved"] is False and row["fail_to_pass_failing"] == ["test_calc.py::test_add"]
+    assert "pytest reported no test (exit 1)" in row["eval_error"] and "No module named pytest" in row["eval_error"]
 
 
 def test_resume_keeps_every_prediction_and_runs_nothing_again(tmp_path: Path, suite: Fixture) -> None:

@@ -126,8 +126,12 @@ def _run_tests(root: Path, python: str, files: list[str], artifacts: Path, data_
         output = process.journal.read_text(_READ_LIMIT)
     finally:
         registry.shutdown()
-    cut = f"the tests timed out after {EVAL_TIMEOUT_S:g} s" if state.timed_out else None
-    return output, cut
+    if state.timed_out:
+        return output, f"the tests timed out after {EVAL_TIMEOUT_S:g} s"
+    if not parse_statuses(output):
+        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "no output")
+        return output, f"pytest reported no test (exit {state.exit_code}): {last[:300]}"
+    return output, None
 
 
 def parse_statuses(output: str) -> dict[str, str]:
