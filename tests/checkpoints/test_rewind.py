@@ -133,3 +133,15 @@ def test_rewind_to_verified_goes_back_to_the_latest_turn_a_check_verified(tmp_pa
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["to_turn"] == 1
     assert not (repo / "test_bad.py").exists() and (repo / "a.py").read_text() == "A = 2\n"
+
+
+def test_after_a_conversation_rewind_to_0_the_task_record_starts_from_the_next_objective(tmp_path: Path) -> None:
+    home, repo, sid = three_turn_session(tmp_path)
+    assert cli(home, "rewind", sid, "--to", "0", "--conversation").returncode == 0
+    run_turn(
+        home, repo, tmp_path / "t4.jsonl", coder_turns(edit("a.py", "A = 3\n", "A = 3", "A = 4")), "set A to 4", sid
+    )
+    log = events(home, sid)
+    start = max(e["seq"] for e in log if e["type"] == "session.resumed")
+    records = [e["payload"]["record"] for e in log if e["type"] == "task.updated" and e["seq"] > start]
+    assert records and records[0]["objective"] == "set A to 4"

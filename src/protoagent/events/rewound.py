@@ -8,9 +8,10 @@ unaffected. The log is never rewritten, so a reload derives exactly what the mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from protoagent.events.types import Event
 from protoagent.models.types import Message
 
 REWOUND_EVENT = "session.rewound"
@@ -37,3 +38,10 @@ def apply_rewind(
     origins[:] = [origins[i] for i in keep]
     for call_id in [c for c, (_, origin) in pending.items() if is_hidden(origin, ranges)]:
         del pending[call_id]
+
+
+def visible_events(events: Sequence[Event]) -> list[Event]:
+    """``events`` without those a later conversation rewind hid: what a reader that rebuilds the
+    conversation's state (the task record, say) should go by."""
+    ranges = [r for e in events if e.type == REWOUND_EVENT for r in hidden_ranges(e.payload)]
+    return [e for e in events if not is_hidden(e.seq, ranges)] if ranges else list(events)

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from protoagent.events.log import SessionLog
+from protoagent.events.rewound import visible_events
 from protoagent.events.types import Event
 
 ReportStatus = Literal["done", "needs_context", "blocked"]
@@ -113,8 +114,8 @@ class TaskRecord:
 
 
 def current_task(events: Sequence[Event]) -> TaskRecord | None:
-    """The latest TaskRecord recorded in the log."""
-    for event in reversed(events):
+    """The latest TaskRecord recorded in the log (outside turns a conversation rewind hid)."""
+    for event in reversed(visible_events(events)):
         if event.type == "task.updated":
             return TaskRecord.from_json(event.payload["record"])
     return None
