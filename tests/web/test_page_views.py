@@ -115,8 +115,9 @@ def test_a_pending_approval_is_sticky_in_view_focused_counted_in_title_and_list_
         page.screenshot(path=str(tmp_path / "pending.png"))
         for scroll in ("0", "document.body.scrollHeight"):
             page.evaluate(f"window.scrollTo(0, {scroll})")
-            box = page.locator("#approvals").bounding_box()
-            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"] + 1
+            for shown in ("#approvals", "#approvals button.approve", "#approvals button.deny"):
+                box = page.locator(shown).first.bounding_box()
+                assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"] + 1, shown
         assert page.evaluate("document.activeElement.matches('#approvals .approval button.approve')")
         assert page.title().startswith("(1) approval needed")
         waiting = page.locator("#approvals .approval").first.get_attribute("data-call-id")
