@@ -232,3 +232,14 @@ def test_compact_session_refuses_a_focus_too_long_and_reports_nothing_to_compact
     assert asyncio.run(compact_session(session.session_id, session.store)).compacted
     nothing = asyncio.run(compact_session(session.session_id, session.store))
     assert not nothing.compacted and nothing.reason.startswith("nothing to compact")
+
+
+def test_a_model_written_summary_counts_in_the_run_s_tokens(tmp_path: Path) -> None:
+    session = Session(tmp_path, window=20_000)
+    usage = {"input_tokens": 1234, "output_tokens": 56}
+    for n in range(1, 9):
+        session.turn(turn_text(n), [answer(f"answer {n}"), {**summary_turn("Asked: parts."), "usage": usage}])
+    (compacted, *_) = session.compactions()
+    assert compacted.payload["usage"] == usage
+    counted = [r.to_json()["tokens"] for r in session.reports]
+    assert {"input": 1234, "output": 56, "cached_input": 0} in counted

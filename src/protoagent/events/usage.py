@@ -27,10 +27,11 @@ def run_token_totals(events: Sequence[Event]) -> TokenTotals:
 
 
 def token_totals(events: Iterable[Event]) -> TokenTotals:
-    """The input, output and cached-input tokens of every model call in ``events``."""
+    """The input, output and cached-input tokens of every model call in ``events`` (a summary a
+    ``context.compacted`` event records as written by the model counts too)."""
     totals = TokenTotals(input=0, output=0, cached_input=0)
     for event in events:
-        if event.type != "model.completed":
+        if event.type not in ("model.completed", "context.compacted"):
             continue
         usage = event.payload.get("usage") or {}
         totals["input"] += int(usage.get("input_tokens", 0))
