@@ -50,7 +50,7 @@ class Session:
         self.repo = make_repo(self.tmp / "repo", self.files)
         self.store = SQLiteStore(self.tmp / "sessions.db")
 
-    def turn(self, text: str, turns: Sequence[Mapping[str, Any]]) -> RunReport:
+    def turn(self, text: str, turns: Sequence[Mapping[str, Any]], calls: int | None = None) -> RunReport:
         model = ScriptedModel.from_lines(turns)
         options = RunOptions(
             repo=self.repo,
@@ -65,6 +65,7 @@ class Session:
             artifacts_root=self.tmp / "artifacts",
             data_home=self.tmp / "home",
             resume=self.session_id,
+            max_model_calls=calls,
         )
         report = asyncio.run(run_task(text, options))
         self.session_id = report.session_id
@@ -243,3 +244,19 @@ def test_a_model_written_summary_counts_in_the_run_s_tokens(tmp_path: Path) -> N
     assert compacted.payload["usage"] == usage
     counted = [r.to_json()["tokens"] for r in session.reports]
     assert {"input": 1234, "output": 56, "cached_input": 0} in counted
+
+
+def test_a_model_summary_is_one_of_the_run_s_model_calls_and_never_its_last(tmp_path: Path) -> None:
+    session = Session(tmp_path, window=20_000)
+    for n in range(1, 7):
+        session.turn(turn_text(n), [answer(f"answer {n}")])
+    tight = session.turn(turn_text(7), [answer("answer 7"), summary_turn("never used")], calls=1)
+    assert tight.status == "completed"
+    (first,) = session.compactions()
+    assert first.payload["fallback"] == "the run has no model call to spare for a summary"
+    assert not first.payload["model_call"]
+    for n in range(8, 12):
+        session.turn(turn_text(n), [answer(f"answer {n}"), summary_turn("Asked: parts.")], calls=2)
+    assert [r.status for r in session.reports] == ["completed"] * 11
+    made = [e.payload for e in session.compactions() if e.payload["method"] == "model"]
+    assert made and all(p["model_call"] for p in made)

@@ -248,11 +248,18 @@ class AgentLoop:
             except ContextOverflow as overflow:
                 if not isinstance(compactor, Compactor):
                     raise
+                budget = self.budget
                 made = await compactor.compact(
-                    self.session.log, self.agent, reduce_by=overflow.excess, history_from=self.history_from
+                    self.session.log,
+                    self.agent,
+                    reduce_by=overflow.excess,
+                    history_from=self.history_from,
+                    model_allowed=budget.max_model_calls - budget.used >= 2,  # the summary, then this request
                 )
                 if made is None:
                     raise
+                if made.payload["model_call"]:
+                    budget.charge()  # the summary was a model call of the run
         return self.build_request()
 
     def build_request(self) -> ModelRequest:

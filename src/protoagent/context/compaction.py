@@ -14,7 +14,7 @@ model call is possible: the small profile, no provider, or a failed or empty sum
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from protoagent.context.digest import DigestTurn, clip, digest
@@ -58,6 +58,16 @@ class CompactionPlan:
     """Every turn the range covers (those an earlier summary stood for too)."""
     replaced_messages: int
     replaced_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Summary:
+    text: str
+    method: Method
+    fallback: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    called: bool = False
+    """A model call was made (a failed one too)."""
 
 
 def summary_budget(window: int | None) -> int:
@@ -144,49 +154,54 @@ class Compactor:
         history_from: int = 0,
         trigger: Trigger = "automatic",
         focus: str = "",
+        model_allowed: bool = True,
     ) -> Event | None:
         """Summarize ``agent``'s oldest turns (see ``plan_compaction``) and append the event;
-        ``None`` when there is nothing to compact. A failed model summary falls back to the digest."""
+        ``None`` when there is nothing to compact. A failed model summary falls back to the digest,
+        and so does ``model_allowed=False`` (the run has no model call left)."""
         events = log.events[history_from:]
         plan = plan_compaction(
             events, agent, self.counter, reduce_by=reduce_by, keep_turns=keep_turns, budget=self.budget
         )
         if plan is None:
             return None
-        summary, method, fallback, usage = await self._summary(plan, focus)
+        made = await self._summary(plan, focus, model_allowed)
         payload: dict[str, Any] = {
             "first_seq": plan.first_seq,
             "last_seq": plan.last_seq,
             "turns": list(plan.numbers),
-            "summary": summary,
-            "method": method,
+            "summary": made.text,
+            "method": made.method,
             "trigger": trigger,
             "focus": focus,
             "replaced_messages": plan.replaced_messages,
             "replaced_tokens": plan.replaced_tokens,
-            "summary_tokens": self.counter.count(summary),
-            "fallback": fallback,
-            **({"usage": usage} if usage else {}),
+            "summary_tokens": self.counter.count(made.text),
+            "fallback": made.fallback,
+            "model_call": made.called,
+            **({"usage": made.usage} if made.usage else {}),
         }
         event = log.append(COMPACTED_EVENT, payload, agent=agent)
         log.flush()
         return event
 
-    async def _summary(self, plan: CompactionPlan, focus: str) -> tuple[str, Method, str, dict[str, int]]:
+    async def _summary(self, plan: CompactionPlan, focus: str, model_allowed: bool) -> _Summary:
         deterministic = digest(plan.turns, self.budget, self.counter, focus)
         if self.provider is None:
-            return deterministic, "deterministic", "", {}
+            return _Summary(deterministic, "deterministic")
+        if not model_allowed:
+            return _Summary(deterministic, "deterministic", "the run has no model call to spare for a summary")
         try:
             turn = await _final(self.provider, self.request(plan, focus))
         except ProviderError as exc:
-            return deterministic, "deterministic", clip(f"the summary call failed: {exc}", 300), {}
+            return _Summary(deterministic, "deterministic", clip(f"the summary call failed: {exc}", 300), called=True)
         text = turn.text.strip()
         if not text or turn.tool_calls:
-            return deterministic, "deterministic", "the summary call returned no summary text", {}
+            return _Summary(deterministic, "deterministic", "the summary call returned no summary text", called=True)
         if self.counter.count(text) > self.budget:
             text = clip(text, int(self.budget * 3.5))
         usage = {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens}
-        return text, "model", "", usage
+        return _Summary(text, "model", usage=usage, called=True)
 
     def request(self, plan: CompactionPlan, focus: str) -> ModelRequest:
         """The bounded summary request: the turns as a digest within half the window."""

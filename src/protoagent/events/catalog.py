@@ -151,6 +151,8 @@ class ContextCompacted(Payload):
     summary_tokens: int = 0
     fallback: str = ""
     """Why a model summary was not used when one was tried (its one-line failure)."""
+    model_call: bool = False
+    """Whether a model call was made for the summary (one of the run's model calls)."""
 
 
 class RestoredFile(BaseModel):
