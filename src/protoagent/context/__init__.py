@@ -1,11 +1,14 @@
-"""Context for model requests: token estimates, admission (eviction), projection of old results, stale reads."""
+"""Context for model requests: token estimates, admission (eviction), compaction (summaries of the
+oldest turns), projection of old results, stale reads."""
 
 from protoagent.context.admission import (
     SMALL_PROFILE_WINDOW,
     AdmissionReport,
+    ContextOverflow,
     admission_window,
     admit_request,
 )
+from protoagent.context.compaction import Compactor, plan_compaction, summary_budget
 from protoagent.context.projection import ProjectionSettings, ProjectionState, project_request, settings_for
 from protoagent.context.receipts import recovery_for, render_receipt
 from protoagent.context.tokens import (
@@ -22,6 +25,8 @@ from protoagent.context.tokens import (
 __all__ = [
     "SMALL_PROFILE_WINDOW",
     "AdmissionReport",
+    "Compactor",
+    "ContextOverflow",
     "EstimatingCounter",
     "ProjectionSettings",
     "ProjectionState",
@@ -33,9 +38,11 @@ __all__ = [
     "common_prefix_ratio",
     "counter_for",
     "estimate_request",
+    "plan_compaction",
     "project_request",
     "recovery_for",
     "render_prompt",
     "render_receipt",
     "settings_for",
+    "summary_budget",
 ]
