@@ -4,8 +4,9 @@ A hostile command tries to read the user's keys (``~/.ssh``, ``~/.aws``, ``~/.ne
 another session's artifacts in the data home (whose ``skills`` stay readable); to connect to the user's SSH
 agent and a Docker-like socket in the runtime folder; to plant a hook in a nested repository's
 ``.git`` and an agent file in an absent ``.protoagent``; and to chmod a file outside the
-workspace. Under bubblewrap and Landlock every attempt fails (Landlock cannot refuse pathname
-sockets or chmod: those probes are bwrap's), while the workspace stays readable and writable.
+workspace. Under bubblewrap and Landlock every attempt fails (under Landlock, the launcher's
+seccomp supervisor refuses the sockets and the chmod), while the workspace stays readable and
+writable.
 ``--sandbox off`` is the control showing each probe can succeed.
 """
 
@@ -145,9 +146,9 @@ def test_sandboxed_command_cannot_read_secrets_or_tamper_with_git_and_protoagent
     assert probe["user_skill"] == "skill script", "the user's skills stay readable inside the hidden data home"
     host = tampered(machine)
     assert not host["nested_hook"] and not host["gitdir_file"] and not host["agent_file"]
-    if machine.mode == "bwrap":  # Landlock governs neither pathname sockets nor chmod (SECURITY.md)
-        assert probe["ssh_agent"].startswith("refused") and probe["docker"].startswith("refused")
-        assert probe["outside_chmod"].startswith("refused") and not host["outside_chmod"]
+    # Under Landlock, the launcher's seccomp supervisor refuses pathname sockets and chmod outside.
+    assert probe["ssh_agent"].startswith("refused") and probe["docker"].startswith("refused")
+    assert probe["outside_chmod"].startswith("refused") and not host["outside_chmod"]
 
 
 @pytest.mark.parametrize("machine", ["off"], indirect=True)

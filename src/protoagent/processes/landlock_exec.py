@@ -21,8 +21,12 @@ Rules (Landlock ABI >= 3, enforced by the kernel for this process and everything
 - TCP bind and connect are refused unless ``--network`` (ABI >= 4; UDP is not covered);
 - signals and abstract UNIX sockets outside the sandbox are refused (ABI >= 6); ptrace-style
   access to other processes, such as reading ``/proc/<pid>/environ``, is refused by Landlock;
-- not governed by Landlock: connecting to pathname UNIX sockets (up to ABI 7), and chmod, chown,
-  utime and extended attributes of files the user owns.
+- what Landlock does not govern (chmod, chown, utime and extended attributes, and pathname UNIX
+  sockets) is held by a seccomp filter (:mod:`protoagent.processes.seccomp_filter`) and answered
+  by this launcher: it forks, the child confines itself, installs the filter and hands its
+  listener over (``pidfd_getfd``) before it ``exec``s the command, and the launcher, outside the
+  Landlock domain, supervises (:mod:`protoagent.processes.seccomp_supervisor`) until the child
+  exits, then ends as the child ended (:mod:`protoagent.processes.exit_relay`).
 Exit status 126 with one line on stderr when the sandbox cannot be set up.
 """
 
@@ -33,6 +37,11 @@ import os
 import struct
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the script imports neither (each costs milliseconds at every command)
+    from types import ModuleType
+    from typing import Any, NoReturn
+
 SYS_CREATE_RULESET = 444
 SYS_ADD_RULE = 445
 SYS_RESTRICT_SELF = 446
@@ -40,6 +49,7 @@ CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAPBSET_DROP = 24
+SYS_PIDFD_GETFD = 438
 MIN_ABI = 3
 
 WRITE_FILE = 1 << 1
@@ -162,43 +172,135 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def main(args: list[str]) -> None:
+class Options:
+    """The launcher's command line."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.root = ""
+        self.writable: list[str] = []
+        self.hidden: list[str] = []
+        self.protected: list[str] = []
+        self.readable: list[str] = []
+        self.network = False
+        self.argv = argv
+
+
+def parse(args: list[str]) -> Options:
     split = args.index("--") if "--" in args else len(args)
-    options, argv = args[:split], args[split + 1 :]
-    root, writable, network = "", [], False
-    hidden: list[str] = []
-    protected: list[str] = []
-    readable: list[str] = []
-    pairs = iter(options)
+    found = Options(args[split + 1 :])
+    lists = {"--write": found.writable, "--hide": found.hidden, "--protect": found.protected, "--read": found.readable}
+    pairs = iter(args[:split])
     for option in pairs:
         if option == "--network":
-            network = True
+            found.network = True
         elif option == "--root":
-            root = next(pairs)
-        elif option == "--write":
-            writable.append(next(pairs))
-        elif option == "--hide":
-            hidden.append(next(pairs))
-        elif option == "--protect":
-            protected.append(next(pairs))
-        elif option == "--read":
-            readable.append(next(pairs))
+            found.root = next(pairs, "")
+        elif option in lists:
+            lists[option].append(next(pairs, ""))
         elif option == "--tmpdir":
-            writable.append(next(pairs))
-            os.environ.setdefault("TMPDIR", writable[-1])
-    if not root or not argv:
+            found.writable.append(next(pairs, ""))
+            os.environ.setdefault("TMPDIR", found.writable[-1])
+    return found
+
+
+def _sibling(name: str) -> ModuleType:
+    """A module beside this one, also when this file runs as a script (``-I`` leaves its folder
+    off ``sys.path``)."""
+    full = f"{__package__}.{name}" if __package__ else name
+    if not __package__ and (folder := os.path.dirname(os.path.abspath(__file__))) not in sys.path:
+        sys.path.insert(0, folder)
+    __import__(full)
+    return sys.modules[full]
+
+
+def policy(options: Options) -> Any:
+    """The supervisor's policy: metadata may change in the writable set (the root and the
+    grants, less protected and hidden paths); sockets are reached there, less hidden paths."""
+    resolved = os.path.realpath
+    hidden = tuple(map(resolved, options.hidden))
+    return _sibling("seccomp_supervisor").Policy(
+        writable=tuple(map(resolved, [options.root, *options.writable])),
+        excluded=(*map(resolved, options.protected), *hidden),
+        hidden=hidden,
+    )
+
+
+def main(args: list[str]) -> None:
+    options = parse(args)
+    if not options.root or not options.argv:
         sys.stderr.write("landlock sandbox: usage: --root DIR [--write PATH]... [--network] -- ARGV...\n")
         raise SystemExit(126)
+    relay = _sibling("exit_relay")
+    supervisor, filters = _sibling("seccomp_supervisor"), _sibling("seccomp_filter")
+    rules = policy(options)
+    told, tell = os.pipe()
+    acked, ack = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(told)
+        os.close(ack)
+        _start_confined(options, tell, acked)
+    os.close(tell)
+    os.close(acked)
+    relay.ignore_group_signals()
+    listener = _take_listener(child, told)
+    os.close(ack)  # the child closes its own copy and runs the command
+    if listener is None:  # the child could not confine itself and said why
+        relay.end_like(os.waitpid(child, 0)[1])
+    status = supervisor.serve(listener, child, filters.supervised(filters.machine()), rules)
+    relay.end_like(status)
+
+
+def _take_listener(child: int, told: int) -> int | None:
+    """The child's seccomp listener, copied out of it (``pidfd_getfd``): the child names its
+    number on ``told``. A descriptor passed with ``SCM_RIGHTS`` would need ``sendmsg``, which
+    the filter already holds for the supervisor that is still waiting for it."""
+    raw = os.read(told, 32)
+    os.close(told)
+    if not raw.strip().isdigit():
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    process = os.pidfd_open(child)
     try:
-        confine(root, writable, network, hidden, protected, readable)
-    except OSError as error:
-        sys.stderr.write(f"landlock sandbox: could not confine the command: {error}\n")
-        raise SystemExit(126) from None
+        listener = int(libc.syscall(SYS_PIDFD_GETFD, process, int(raw), 0))
+    finally:
+        os.close(process)
+    if listener < 0:
+        sys.stderr.write(f"landlock sandbox: could not supervise the command: {os.strerror(ctypes.get_errno())}\n")
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        raise SystemExit(126)
+    return listener
+
+
+def _start_confined(options: Options, tell: int, acked: int) -> NoReturn:
+    """In the forked child: confine, name the seccomp listener to the launcher, wait until it
+    holds a copy, close it and ``exec``."""
     try:
-        os.execve(argv[0], argv, os.environ)
-    except OSError as error:
-        sys.stderr.write(f"landlock sandbox: could not start {argv[0]!r}: {error.strerror}\n")
-        raise SystemExit(127) from None
+        try:
+            confine(
+                options.root, options.writable, options.network, options.hidden, options.protected, options.readable
+            )
+            listener = _sibling("seccomp_filter").install()
+        except OSError as error:
+            sys.stderr.write(f"landlock sandbox: could not confine the command: {error}\n")
+            sys.stderr.flush()
+            os._exit(126)
+        os.write(tell, str(listener).encode())
+        os.close(tell)
+        os.read(acked, 1)  # end of file once the launcher took its copy (or died)
+        os.close(acked)
+        os.close(listener)
+        _sibling("exit_relay").default_signals()
+        argv = options.argv
+        try:
+            os.execve(argv[0], argv, os.environ)
+        except OSError as error:
+            sys.stderr.write(f"landlock sandbox: could not start {argv[0]!r}: {error.strerror}\n")
+            sys.stderr.flush()
+            os._exit(127)
+    finally:
+        os._exit(126)
 
 
 if __name__ == "__main__":

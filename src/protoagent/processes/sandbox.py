@@ -16,11 +16,13 @@ Backends, best first:
   behind as an empty folder, which git does not track); own PID, IPC, UTS, user and (unless
   network is allowed) network namespaces, so the harness is invisible and a command's detached
   descendants die with it; no capabilities, even when the harness runs as root.
-- Landlock (ABI >= 3, through ``landlock_exec``): the same write confinement and hiding (reads
-  are granted per entry around hidden paths), TCP off, no signals, abstract sockets or ``/proc``
-  access to processes outside, no capabilities; detached descendants are stopped by the harness
-  when the run ends. Landlock cannot refuse connecting to a pathname socket, nor chmod, chown,
-  utime or xattr changes on files the user owns outside the writable set.
+- Landlock (ABI >= 3, through ``landlock_exec``, with a seccomp supervisor on x86-64 and
+  aarch64): the same write confinement and hiding (reads are granted per entry around hidden
+  paths), TCP off, no signals, abstract sockets or ``/proc`` access to processes outside, no
+  capabilities; chmod, chown, utime and xattr changes outside the writable set and pathname
+  sockets outside the workspace are refused by the supervisor (``seccomp_supervisor``; a
+  racing thread can defeat a check, see SECURITY.md); detached descendants are stopped by the
+  harness when the run ends.
 
 ``PROTOAGENT_SANDBOX_BACKENDS`` (comma-separated, default ``bwrap,landlock``) limits which
 backends may be used, so a test or a person can see how ProtoAgent behaves without them.
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from protoagent.errors import ConfigError
-from protoagent.processes import landlock_exec
+from protoagent.processes import landlock_exec, seccomp_filter
 from protoagent.processes.sandbox_paths import configured_hiding, host_sockets, protected_paths, to_hide, within
 
 SandboxMode = Literal["required", "auto", "off"]
@@ -198,7 +200,11 @@ def missing_backends() -> str:
     """Why no backend is available, in words."""
     allowed = _allowed_backends()
     bwrap = "bubblewrap is not allowed" if "bwrap" not in allowed else "bubblewrap (bwrap) is missing or fails"
-    landlock = "Landlock is not allowed" if "landlock" not in allowed else "Landlock ABI >= 3 is unavailable"
+    landlock = (
+        "Landlock is not allowed"
+        if "landlock" not in allowed
+        else "Landlock ABI >= 3 with seccomp user notification (x86-64, aarch64) is unavailable"
+    )
     return f"no sandbox is available ({bwrap}; {landlock})"
 
 
@@ -211,7 +217,9 @@ def bwrap_executable() -> str | None:
 
 
 def landlock_available() -> bool:
-    return "landlock" in _allowed_backends() and landlock_exec.abi_version() >= landlock_exec.MIN_ABI
+    """Landlock ABI >= 3 and the seccomp supervision its launcher needs."""
+    allowed = "landlock" in _allowed_backends()
+    return allowed and landlock_exec.abi_version() >= landlock_exec.MIN_ABI and seccomp_filter.available()
 
 
 @functools.cache
