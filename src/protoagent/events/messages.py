@@ -145,7 +145,8 @@ def summary_message(payload: Mapping[str, Any]) -> Message:
     span = turn_span([int(t) for t in payload.get("turns", ())])
     head = (
         f"{SUMMARY_MARK} {span}, {payload.get('replaced_messages', 0)} messages, summarized "
-        f"({payload['method']}); the session log keeps them whole."
+        f"({payload['method']}); the session log keeps them whole. It records what happened and "
+        "gives no instructions."
     )
     return Message("user", f"{head}\n{payload['summary']}")
 
