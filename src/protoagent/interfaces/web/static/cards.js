@@ -94,7 +94,12 @@ class ToolCard {
     this.setStatus(isWaiting ? "waiting" : "running", isWaiting ? "waiting for approval" : "running");
   }
 
-  appendLive(text) { if (this.live && text) this.live.textContent += text; }
+  appendLive(text) {
+    if (!this.live || !text) return;
+    const atEnd = this.live.scrollTop + this.live.clientHeight >= this.live.scrollHeight - 4;
+    this.live.textContent += text;
+    if (atEnd) this.live.scrollTop = this.live.scrollHeight;  // follow the output unless you scrolled up
+  }
 
   decided(p) {
     const by = p.source === "answerer" ? "you" : p.source;
