@@ -334,3 +334,62 @@ def test_tool_call_ids_stay_unique_across_prompts_of_one_session(tmp_path: Path)
     for started in reads:  # each call's updates reach the call they belong to
         ended = [u for u in client.of("tool_call_update") if u.tool_call_id == started.tool_call_id and u.status]
         assert ended and ended[-1].status == "completed"
+
+
+def test_session_modes_switch_the_approval_policy_of_the_next_prompt(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    client = RecordingClient(choice="allow-once")
+
+    async def scenario() -> tuple[str, list[str], str]:
+        async with acp_agent(tmp_path / "home", edit_script(tmp_path / "s.jsonl"), client) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            modes = session.modes
+            await conn.set_session_mode(session_id=session.session_id, mode_id="deny")
+            await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 120)
+            denied_text = (repo / "dates.py").read_text()
+            _reassign(tmp_path / "s.jsonl")
+            await conn.set_session_mode(session_id=session.session_id, mode_id="auto-edit")
+            await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 120)
+            try:
+                await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+            except Exception as exc:  # the client raises the agent's JSON-RPC error
+                refused = str(getattr(exc, "data", exc))
+            else:
+                refused = "no error"
+            return modes.current_mode_id, [m.id for m in modes.available_modes], denied_text + refused
+
+    current, available, rest = asyncio.run(scenario())
+    assert current == "ask" and available == ["ask", "auto-edit", "auto", "deny"]
+    assert rest.startswith(BUGGY), "under deny the edit was not applied"
+    assert "unknown mode 'yolo'" in rest
+    assert (repo / "dates.py").read_text() == FIXED, "under auto-edit the edit was applied"
+    assert [call.kind for call, _ in client.permissions].count("edit") == 0, "no mode asked about the edit"
+
+
+def _reassign(script: Path) -> None:
+    """Each run reads the script afresh: a new assignment this time, so it is no repeat."""
+    script.write_text(script.read_text().replace("fix dates.py", "fix dates.py, allowed now"))
+
+
+def test_available_commands_advertise_compaction_and_skills_and_compact_runs(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+    skill = repo / ".agents" / "skills" / "review"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: review\ndescription: Review a change.\n---\nLook closely.\n")
+    script = write_script(tmp_path / "s.jsonl", [final_turn("Noted.", role="architect")])
+    client = RecordingClient()
+
+    async def scenario() -> None:
+        async with acp_agent(tmp_path / "home", script, client) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            await asyncio.wait_for(_prompt(conn, session.session_id, "/compact"), 60)
+            await asyncio.wait_for(_prompt(conn, session.session_id, "hello"), 60)
+            await asyncio.wait_for(_prompt(conn, session.session_id, "/compact keep the greeting"), 60)
+
+    asyncio.run(scenario())
+    [advertised] = client.of("available_commands_update")
+    names = {c.name: c.description for c in advertised.available_commands}
+    assert "compact" in names and names["skill:review"] == "Review a change."
+    said = [u.content.text for u in client.of("agent_message_chunk")]
+    assert said[0] == "nothing to compact yet: send a message first"
+    assert said[-1].startswith("compacted into a"), said

@@ -66,3 +66,33 @@ def test_permission_options_map_onto_the_three_approval_choices() -> None:
     assert chosen("something-else") == (False, "once")
     cancelled = answer_from_response(RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled")))
     assert not cancelled.allow and "cancelled" in cancelled.reason
+
+
+def test_a_call_id_a_later_run_repeats_gets_its_own_acp_id_and_updates_follow_it() -> None:
+    fold = UpdateTranslator()
+    created = {"preset": "p", "model": "m", "root": "/work/repo", "approval_policy": "ask"}
+    fold.translate(_event(1, "session.created", created, agent="main"))
+    started = {"call_id": "verifier_1", "tool": "run_check", "arguments": {}}
+    [first] = fold.translate(_event(2, "tool.started", started, agent="verifier"))
+    fold.translate(_event(3, "session.resumed", {}, agent="main"))
+    [second] = fold.translate(_event(4, "tool.started", started, agent="verifier"))
+    ended = {"call_id": "verifier_1", "tool": "run_check", "status": "ok", "output": "passed"}
+    [end] = fold.translate(_event(5, "tool.ended", ended, agent="verifier"))
+    assert first.tool_call_id != second.tool_call_id  # type: ignore[union-attr]
+    assert end.tool_call_id == second.tool_call_id  # type: ignore[union-attr]
+    assert fold.tool_call_id("verifier", "verifier_1") == second.tool_call_id  # type: ignore[union-attr]
+
+
+def test_locations_are_absolute_and_an_applied_edit_keeps_its_diff_beside_the_receipt() -> None:
+    fold = UpdateTranslator()
+    created = {"preset": "p", "model": "m", "root": "/work/repo", "approval_policy": "auto"}
+    fold.translate(_event(1, "session.created", created, agent="main"))
+    arguments = {"path": "src/a.py", "old": "x = 1\n", "new": "x = 2\n", "expected_revision": "r"}
+    started = {"call_id": "c1", "tool": "edit_file", "arguments": arguments, "presentation": "diff"}
+    [start] = fold.translate(_event(2, "tool.started", started))
+    assert start.locations[0].path == "/work/repo/src/a.py"  # type: ignore[union-attr,index]
+    ended = {"call_id": "c1", "tool": "edit_file", "status": "ok", "output": "edited src/a.py lines 1"}
+    [end] = fold.translate(_event(3, "tool.ended", ended))
+    diff, receipt = end.content  # type: ignore[union-attr,misc]
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", "/work/repo/src/a.py", "x = 1\n", "x = 2\n")
+    assert receipt.content.text == "edited src/a.py lines 1"

@@ -28,7 +28,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from protoagent.errors import ConfigError, SessionLoadError
+from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
 from protoagent.events.log import new_session_id
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
@@ -153,6 +153,10 @@ class ProtoAgentAcp:
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"message": "the prompt is empty: say what you want done"})
+        if text.strip() == "/compact" or text.strip().startswith("/compact "):
+            said = await self._compact(session_id, session, text.strip().removeprefix("/compact").strip())
+            await self.client.session_update(session_id, update_agent_message_text(said))
+            return PromptResponse(stop_reason="end_turn")
         session.cancelled = False
         watch = RunWatch()
         session.run = asyncio.create_task(run_task(text, self._options(session_id, session, watch)))
@@ -170,6 +174,20 @@ class ProtoAgentAcp:
         if final:
             await self.client.session_update(session_id, update_agent_message_text(final))
         return PromptResponse(stop_reason=watch.stop_reason())
+
+    async def _compact(self, session_id: str, session: _Session, focus: str) -> str:
+        """``/compact [focus]``: the conversation so far becomes one summary the next prompt follows."""
+        from protoagent.context.session_compaction import compact_session
+
+        if not session.recorded:
+            return "nothing to compact yet: send a message first"
+        try:
+            result = await compact_session(session_id, self.config.store, focus=focus, model=self.config.model)
+        except ProtoAgentError as exc:
+            return f"not compacted: {exc}"
+        if not result.compacted:
+            return result.reason
+        return f"compacted into a {result.method} summary ({result.replaced_tokens} → {result.summary_tokens} tokens)"
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self._sessions.get(session_id)

@@ -27,8 +27,7 @@ MODES: dict[str, str] = {
 
 
 def mode_state(current: Policy) -> SessionModeState:
-    """The modes offered and the one in force; a policy that is no mode shows as ``ask``'s
-    neighbour it is closest to, never as a wider one."""
+    """The modes offered and the one in force (``never``, which is no mode, shows as ``deny``)."""
     shown = current if current in MODES else "deny"
     modes = [SessionMode(id=mode, name=mode, description=text) for mode, text in MODES.items()]
     return SessionModeState(current_mode_id=shown, available_modes=modes)
@@ -40,12 +39,15 @@ def policy_for_mode(mode_id: str) -> Policy | None:
 
 
 def available_commands(repo: Path, home: Path, mcp: bool) -> AvailableCommandsUpdate:
-    """The session's slash commands: each skill a person may call by name (``/skill:NAME``) and,
-    with MCP on, the MCP prompt form (``/mcp:SERVER:PROMPT``)."""
+    """The session's slash commands: ``/compact``, each skill a person may call by name
+    (``/skill:NAME``) and, with MCP on, the MCP prompt form (``/mcp:SERVER:PROMPT``)."""
     from protoagent.skills.discovery import load_skills
 
     hint = AvailableCommandInput(root=UnstructuredCommandInput(hint="what the skill should work on"))
-    commands = [
+    focus = AvailableCommandInput(root=UnstructuredCommandInput(hint="what the summary should keep (optional)"))
+    compact = "Summarize the conversation so far; the next prompt follows the summary"
+    commands = [AvailableCommand(name="compact", description=compact, input=focus)]
+    commands += [
         AvailableCommand(name=f"skill:{bundle.name}", description=bundle.description[:200], input=hint)
         for bundle in load_skills([repo], home).management()
         if bundle.valid and bundle.preferences.manual
