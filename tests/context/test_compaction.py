@@ -260,3 +260,16 @@ def test_a_model_summary_is_one_of_the_run_s_model_calls_and_never_its_last(tmp_
     assert [r.status for r in session.reports] == ["completed"] * 11
     made = [e.payload for e in session.compactions() if e.payload["method"] == "model"]
     assert made and all(p["model_call"] for p in made)
+
+
+def test_a_skill_the_model_loaded_comes_back_exact_after_its_turn_was_compacted(tmp_path: Path) -> None:
+    files = {"notes.py": NOTES, ".agents/skills/review/SKILL.md": REVIEW_SKILL}
+    session = Session(tmp_path, window=20_000, files=files)
+    load = {"role": "architect", "tool_calls": [{"name": "skill", "arguments": {"name": "review"}, "id": "s1"}]}
+    session.turn(turn_text(1), [load, answer("answer 1")])
+    for n in range(2, 10):
+        session.turn(turn_text(n), [answer(f"answer {n}")])
+    (compacted, *_) = session.compactions()
+    assert compacted.payload["turns"][0] == 1  # the turn that loaded the skill is summarized
+    results = [m for m in session.last_request().messages if m.tool_call_id == "s1"]
+    assert len(results) == 1 and "Read the whole diff before judging." in results[0].content
