@@ -29,6 +29,7 @@ _EXPORTS = {
     "RunOptions": "protoagent.workflow.run",
     "RunReport": "protoagent.workflow.run",
     "stream_run": "protoagent.sdk",
+    "run_sync": "protoagent.sdk",
     "RunStream": "protoagent.sdk",
     "approval_callback": "protoagent.sdk",
     "read_report": "protoagent.sdk",

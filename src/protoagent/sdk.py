@@ -59,6 +59,14 @@ follows the summary. Without a model the summary is a deterministic digest of th
 >>> compacted = asyncio.run(compact_session(resumed.session_id, again.store, focus="the greeting"))
 >>> compacted.compacted, compacted.method, compacted.turns
 (True, 'deterministic', (1, 2))
+
+Without an event loop of your own, ``run_sync`` runs to the end and returns the same report:
+
+>>> from protoagent import run_sync
+>>> hello = write_script(folder / "sync.jsonl", [final_turn("Hello, synchronously!", role="architect")])
+>>> plain = RunOptions(repo=repo, model=f"scripted:{hello}", store=MemoryStore(), surface="conversation")
+>>> run_sync("say hello", plain).summary
+'Hello, synchronously!'
 """
 
 from __future__ import annotations
@@ -147,6 +155,16 @@ class RunStream:
 def stream_run(objective: str, options: RunOptions) -> RunStream:
     """Start ``run_task(objective, options)`` and stream its events; call inside an event loop."""
     return RunStream(objective, options)
+
+
+def run_sync(objective: str, options: RunOptions) -> RunReport:
+    """``run_task`` for code without an event loop: runs the objective to its end and returns its
+    report (``ConfigError`` when called inside a running loop: ``await run_task(...)`` there)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_task(objective, options))
+    raise ConfigError("run_sync was called inside a running event loop: use 'await run_task(objective, options)'")
 
 
 def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
