@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from tests.checkpoints.support import cli, coder_turns, edit, events, repo_with_tests
+from tests.checkpoints.test_commit import _plant_programs
 
 from protoagent.testing import write_script
 
@@ -66,3 +67,22 @@ def test_worktree_outside_a_repository_is_a_one_line_error(tmp_path: Path) -> No
     done = cli(tmp_path / "home", "run", "--repo", str(folder), "--worktree", "--model", "scripted:/x", "go")
     assert done.returncode == 2 and done.stderr.startswith("error: --worktree needs a git repository")
     assert done.stderr.strip().count("\n") == 0
+
+
+def test_worktree_checkout_runs_no_planted_hook_filter_or_fsmonitor(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = repo_with_tests(tmp_path / "repo", {"a.py": "A = 1\n", ".gitattributes": "*.py filter=evil\n"})
+    marker = tmp_path / "ran"
+    _plant_programs(repo, marker)
+    for key in ("smudge", "clean"):
+        subprocess.run(
+            ["git", "config", f"filter.evil.{key}", f"sh -c 'echo ran >> {marker}; cat'"], cwd=repo, check=True
+        )
+    (repo / "planted-hooks" / "post-checkout").write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    (repo / "planted-hooks" / "post-checkout").chmod(0o755)
+    before = _checkout(repo)
+    done, sid = _run(tmp_path, home, repo)
+    assert json.loads(done.stdout)["verified"] is True, done.stdout
+    assert not marker.exists(), "a planted hook, filter or fsmonitor ran"
+    assert _checkout(repo) == before
+    assert (Path(events(home, sid)[0]["payload"]["root"]) / "a.py").read_text() == "A = 2\n"

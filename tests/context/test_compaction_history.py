@@ -115,3 +115,15 @@ def test_twelve_cli_resumes_of_8kb_on_a_20k_window_exit_0_and_say_what_was_compa
     compacted = [e for e in events if e["type"] == "context.compacted"]
     assert compacted and compacted[0]["payload"]["fallback"].startswith("the summary call failed")
     assert [e["payload"]["status"] for e in events if e["type"] == "turn.ended"] == ["completed"] * 12
+
+
+def test_a_call_left_open_in_a_compacted_range_leaves_no_stray_result() -> None:
+    chat = Conversation("architect")
+    chat.log.append("user.message", {"text": "question 1"}, turn=1, agent="architect")
+    calls = [{"id": "open_1", "name": "read_file", "arguments": {"path": "a.py"}}]
+    chat.log.append("model.completed", {"text": "", "tool_calls": calls}, turn=1, agent="architect")  # crash here
+    asyncio.run(Compactor(COUNTER, 8192).compact(chat.log, "architect", keep_turns=0, trigger="user"))
+    chat.log.append("user.message", {"text": "question 2"}, turn=2, agent="architect")
+    history = derive_messages(chat.events, "architect")
+    assert [m.role for m in history] == ["user", "user"]
+    assert MessageDeriver("architect").derive(chat.events) == history

@@ -111,7 +111,7 @@ def _fold(history: _History, event: Event) -> None:
     if event.type == REWOUND_EVENT:
         apply_rewind(history.messages, history.origins, history.pending, payload)
     elif event.type == COMPACTED_EVENT:
-        apply_compaction(history.messages, history.origins, payload)
+        apply_compaction(history.messages, history.origins, history.pending, payload)
     elif event.type == "model.completed":
         _close_pending(history)
         calls = tuple(ToolCall(c["id"], c["name"], dict(c["arguments"])) for c in payload.get("tool_calls", ()))
@@ -151,10 +151,15 @@ def summary_message(payload: Mapping[str, Any]) -> Message:
     return Message("user", f"{head}\n{payload['summary']}")
 
 
-def apply_compaction(messages: list[Message], origins: list[int], payload: Mapping[str, Any]) -> None:
+def apply_compaction(
+    messages: list[Message], origins: list[int], pending: dict[str, tuple[str, int]], payload: Mapping[str, Any]
+) -> None:
     """Replace the messages whose origin lies in the payload's ``first_seq``..``last_seq`` by its
-    summary, placed where the first of them stood (a range that replaced nothing adds nothing)."""
+    summary, placed where the first of them stood (a range that replaced nothing adds nothing).
+    A call of the range still open is dropped too: its result could no longer follow its call."""
     first, last = int(payload["first_seq"]), int(payload["last_seq"])
+    for call_id in [c for c, (_, origin) in pending.items() if first <= origin <= last]:
+        del pending[call_id]
     inside = [i for i, origin in enumerate(origins) if first <= origin <= last]
     if not inside:
         return
