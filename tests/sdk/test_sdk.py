@@ -102,3 +102,15 @@ def test_read_report_matches_an_editing_runs_report_with_checks(tmp_path: Path) 
     report = asyncio.run(protoagent.run_task("fix the failing date parser test", options)).to_json()
     assert [c["phase"] for c in report["checks"]] == ["baseline", "verify"]
     assert read_report(report["session_id"], store) == report
+
+
+def test_run_sync_inside_a_running_event_loop_is_a_clear_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, git=False)
+    options = RunOptions(repo=repo, model="none", store=MemoryStore())
+
+    async def inside() -> str:
+        with pytest.raises(ConfigError) as raised:
+            protoagent.run_sync("!true", options)
+        return str(raised.value)
+
+    assert "await run_task" in asyncio.run(inside())
