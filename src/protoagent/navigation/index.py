@@ -182,7 +182,7 @@ class SymbolIndex:
         if parsed or gone:
             self._facts.clear()
             self.resolver = Resolver(self.facts, self.path_of_module)
-        self._modules = _unambiguous(modules)
+        self._modules = unambiguous_modules(modules)
         self._paths = modules
         unparsable = self._db.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'error:%'").fetchone()[0]
         return len(stamps), parsed, left, int(unparsable)
@@ -255,7 +255,7 @@ class SymbolIndex:
         return [(str(k).removeprefix("error:"), str(v)) for k, v in rows]
 
 
-def _unambiguous(modules: dict[str, str]) -> dict[str, str]:
+def unambiguous_modules(modules: dict[str, str]) -> dict[str, str]:
     """Module name -> path; of several files with one name the shallowest wins, and a tie names none."""
     best: dict[str, tuple[int, str | None]] = {}
     for path, module in modules.items():
