@@ -145,3 +145,18 @@ def test_after_a_conversation_rewind_to_0_the_task_record_starts_from_the_next_o
     start = max(e["seq"] for e in log if e["type"] == "session.resumed")
     records = [e["payload"]["record"] for e in log if e["type"] == "task.updated" and e["seq"] > start]
     assert records and records[0]["objective"] == "set A to 4"
+
+
+def test_a_file_too_large_to_record_is_named_in_the_diff_and_never_restored_blindly(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    big = "FIRST = 1\n" + "x = 1\n" * 200_000  # 1.2 MB: over the 1 MiB a write records
+    repo = repo_with_tests(tmp_path / "repo", {"big.py": big})
+    turns = coder_turns(edit("big.py", big, "FIRST = 1\n", "FIRST = 2\n"))
+    first = run_turn(home, repo, tmp_path / "t1.jsonl", turns, "change big.py")
+    sid = str(first["session_id"])
+    shown = cli(home, "diff", sid)
+    assert "diff --git a/big.py b/big.py\n" in shown.stdout and "too large to record" in shown.stdout
+    edited = (repo / "big.py").read_bytes()
+    done = cli(home, "rewind", sid, "--to", "0", "--code")
+    assert done.returncode == 1 and "big.py was too large for its text to be recorded" in done.stderr
+    assert (repo / "big.py").read_bytes() == edited
