@@ -96,3 +96,17 @@ def test_locations_are_absolute_and_an_applied_edit_keeps_its_diff_beside_the_re
     diff, receipt = end.content  # type: ignore[union-attr,misc]
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", "/work/repo/src/a.py", "x = 1\n", "x = 2\n")
     assert receipt.content.text == "edited src/a.py lines 1"
+
+
+def test_a_write_receipt_with_its_file_texts_shows_the_whole_file_diff_and_keeps_raw_output_small() -> None:
+    fold = UpdateTranslator()
+    created = {"preset": "p", "model": "m", "root": "/work/repo", "approval_policy": "auto"}
+    fold.translate(_event(1, "session.created", created, agent="main"))
+    arguments = {"path": "a.py", "old": "y = 2\n", "new": "y = 3\n", "expected_revision": "r"}
+    fold.translate(_event(2, "tool.started", {"call_id": "c1", "tool": "edit_file", "arguments": arguments}))
+    data = {"path": "a.py", "preimage": "x = 1\ny = 2\n", "afterimage": "x = 1\ny = 3\n", "source_revision": "s"}
+    ended = {"call_id": "c1", "tool": "edit_file", "status": "ok", "output": "edited a.py", "data": data}
+    [end] = fold.translate(_event(3, "tool.ended", ended))
+    diff = end.content[0]  # type: ignore[union-attr,index]
+    assert (diff.path, diff.old_text, diff.new_text) == ("/work/repo/a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
+    assert end.raw_output == {"status": "ok", "data": {"path": "a.py", "source_revision": "s"}}  # type: ignore[union-attr]

@@ -39,6 +39,8 @@ Update = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStar
 MAIN_AGENTS = frozenset({"architect", "main"})
 """Agents whose words are the reply; workers' words are shown as thoughts."""
 OUTPUT_LIMIT = 4000
+IMAGES = ("preimage", "afterimage")
+"""A write receipt's file texts (``workspace.images``)."""
 
 _KINDS: dict[str, ToolKind] = {
     "read_file": "read",
@@ -166,14 +168,21 @@ class UpdateTranslator:
             return update_tool_call(acp_id, status="in_progress")
         output = str(p["output"])[:OUTPUT_LIMIT]
         content: list[Any] = [tool_content(text_block(output))] if output else []
+        data = dict(p.get("data") or {})
         diff = self._diffs.pop(acp_id, None)
+        if p["status"] == "ok" and "afterimage" in data and isinstance(data.get("path"), str):
+            # The receipt's own texts: the whole file before and after, exactly as written.
+            before = data.get("preimage")
+            diff = tool_diff_content(self.absolute(data["path"]), str(data["afterimage"]), before and str(before))
         if diff is not None and p["status"] == "ok":
             content.insert(0, diff)  # the change stays on screen beside its receipt
+        for image in IMAGES:
+            data.pop(image, None)  # the diff carries them; raw output stays small
         return update_tool_call(
             acp_id,
             status=_STATUS.get(str(p["status"]), "failed"),
             content=content or None,
-            raw_output={"status": p["status"], "data": p.get("data", {})},
+            raw_output={"status": p["status"], "data": data},
         )
 
     def _started(self, agent: str, p: dict[str, Any]) -> ToolCallStart:
