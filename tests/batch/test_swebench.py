@@ -335,6 +335,21 @@ def test_bad_instance_is_one_line_naming_the_line_and_field_and_nothing_runs(
     assert not (tmp_path / "out" / "results.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--python", "/nonexistent/python", "--evaluate"], "--python '/nonexistent/python' is not an executable file"),
+        (["--python", sys.executable], "add --evaluate"),
+    ],
+)
+def test_bad_python_flag_is_one_line_and_nothing_runs(
+    tmp_path: Path, suite: Fixture, flags: list[str], message: str
+) -> None:
+    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", *flags)
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and message in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
 def test_swe_bench_flags_on_a_task_suite_are_refused(tmp_path: Path, suite: Fixture) -> None:
     suite_file = tmp_path / "suite.jsonl"
     suite_file.write_text(json.dumps({"id": "a", "objective": "x", "repo": "."}) + "\n")

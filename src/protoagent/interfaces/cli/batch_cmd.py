@@ -56,7 +56,7 @@ def batch(
     tasks_file: Annotated[
         Path, typer.Argument(metavar="TASKS.jsonl", help="Task suite (or SWE-bench instances), one JSON object a line.")
     ],
-    out: Annotated[Path, typer.Option(help="Folder for results.jsonl and summary.json.")] = Path("."),
+    out: Annotated[Path, typer.Option(help="Folder for results.jsonl, summary.json (and preds.jsonl).")] = Path("."),
     engine: Annotated[EngineChoice, typer.Option(help="local: a process pool; ray: Ray tasks.")] = EngineChoice.local,
     workers: Annotated[int | None, typer.Option(min=1, help="Parallel tasks (default: the CPU count).")] = None,
     ray_address: Annotated[
@@ -85,6 +85,9 @@ def batch(
     ] = None,
 ) -> None:
     """Run every task of TASKS.jsonl in its own copy of its repository; write results.jsonl.
+
+    With --format swe-bench, TASKS.jsonl holds SWE-bench instances: each runs on a clone of
+    REPOS/owner__name at its base_commit, and preds.jsonl gets the session's patch.
 
     Exit codes: 0 every task ran and every expectation held, 1 a task errored or an expectation
     failed, 2 usage or configuration error, 130 interrupted (finished tasks are kept).
@@ -172,6 +175,8 @@ def _load(path: Path, file_format: FormatChoice, swe: SweBenchFlags) -> list[Bat
         return load_tasks(path)
     if swe.repos is None or swe.model is None:
         raise ConfigError("--format swe-bench needs --repos DIR (clones named owner__name) and --model SPEC")
+    if swe.python is not None and not swe.evaluate:
+        raise ConfigError("--python names the interpreter --evaluate runs the tests under; add --evaluate")
     if swe.python is not None and not (swe.python.is_file() and os.access(swe.python, os.X_OK)):
         raise ConfigError(f"--python {str(swe.python)!r} is not an executable file; give the interpreter's path")
     return load_instances(path, InstanceOptions(repos=swe.repos, model=_model_spec(swe.model), hints=swe.hints))
