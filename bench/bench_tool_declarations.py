@@ -7,8 +7,10 @@ run once with the scripted capable-model answers of the pinned happy path (Archi
 then ``run_check``; Coder: ``edit_file`` then ``report_task``), on the standard profile. Each
 request is rendered as an OpenAI-compatible request body and its ``tools`` array measured as
 compact JSON (``separators=(",", ":")``), per tool and in total, for the Architect's first
-request and the Coder's request. ``BEFORE`` holds the figures measured the same way before the
-declarations were shortened (the issue's target: the Architect's at most 2,500 bytes).
+request and the Coder's request, beside the same figures measured before the declarations were
+cut (``BEFORE_TOOLS``: with ``code_context`` added, before task_status and worker_packet left the
+default offer, review_criteria was declared only after a change and the descriptions were cut).
+The issue's target: the Architect's at most 2,500 bytes.
 """
 
 from __future__ import annotations
@@ -32,7 +34,27 @@ WRONG = "    return int(year), int(day), int(month)\n"
 RIGHT = "    return int(year), int(month), int(day)\n"
 TARGET = 2_500
 BEFORE = {"architect": 5_264, "coder": 2_398}
-"""Compact JSON bytes of the ``tools`` array before the declarations were shortened."""
+"""Compact JSON bytes of the ``tools`` array when the issue was filed (before any cut)."""
+BEFORE_TOOLS = {
+    "architect": {
+        "task_status": 146,
+        "plan_task": 453,
+        "read_file": 484,
+        "list_directory": 286,
+        "search_regex": 479,
+        "code_context": 451,
+        "coder": 236,
+        "tester": 235,
+        "explorer": 250,
+        "run_check": 445,
+        "execute_command": 753,
+        "review_criteria": 497,
+        "worker_packet": 406,
+        "skill": 314,
+    },
+    "coder": {"read_file": 484, "edit_file": 667, "create_file": 384, "replace_file": 517, "report_task": 396},
+}
+"""Per tool, compact JSON bytes before this cut (5,450 bytes for the Architect, 2,454 for Coder)."""
 
 
 def _script(source: str) -> list[dict[str, Any]]:
@@ -89,9 +111,16 @@ def main() -> None:
         body = build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object")
         tools = body.get("tools", [])
         total = _compact(tools)
-        print(f"{role}: {len(tools)} tools, {total} B (before {BEFORE[role]} B), whole request {_compact(body)} B")
-        for tool in tools:
-            print(f"  {_compact(tool):5d}  {tool['function']['name']}")
+        before = BEFORE_TOOLS[role]
+        print(
+            f"{role}: {len(tools)} tools, {total} B (before this cut {sum(before.values())} B, "
+            f"at the issue {BEFORE[role]} B), whole request {_compact(body)} B"
+        )
+        shown = {tool["function"]["name"]: _compact(tool) for tool in tools}
+        for name in dict.fromkeys((*before, *shown)):
+            now = f"{shown[name]:5d}" if name in shown else "    -"
+            was = f"{before[name]:5d}" if name in before else "    -"
+            print(f"  {now}  (before {was})  {name}")
         if role == "architect":
             print(f"  target <= {TARGET} B: {'met' if total <= TARGET else 'not met'}")
 

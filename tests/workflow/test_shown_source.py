@@ -75,6 +75,9 @@ def test_a_worker_packet_cut_by_its_source_budget_says_where_it_stops(tmp_path: 
         call("worker_packet", "architect", role="coder", objective="rename the values", paths=["big.py"]),
         say("Prepared.", "architect"),
     ]
+    lead = tmp_path / "home" / "agents" / "coding" / "architect.md"  # the person's own file adds the tool
+    lead.parent.mkdir(parents=True)
+    lead.write_text("---\ntools: [worker_packet]\n---\n")
     run = run_workflow(tmp_path, "rename the values", turns, files=files, surface="editing")
     (packet,) = run.ended("worker_packet")
     (source,) = json.loads(packet.payload["output"])["sources"]

@@ -57,7 +57,6 @@ RESEARCHER_PROMPT = "You are Researcher. Read the workspace files and sources yo
 WRITER_PROMPT = "You are Writer. Draft and revise documents in the workspace with create_file and edit_file."
 
 ARCHITECT_TIER = (
-    "task_status",
     "plan_task",
     *READ_TOOLS,
     *CODE_NAVIGATION,
@@ -66,10 +65,11 @@ ARCHITECT_TIER = (
     "explorer",
     "run_check",
     "execute_command",
-    "worker_packet",
     "review_criteria",
 )
-"""The Coding workflow lead's tools; the run drops those its profile or team does not use."""
+"""The Coding workflow lead's tools; the run drops those its profile or team does not use.
+``task_status`` (the record is in every request already) and ``worker_packet`` (assignments carry
+the source they name) are not offered by default; an agent file's ``tools`` can add them."""
 WORK_TIER = (*READ_TOOLS, *WRITE_TOOLS, "shell")
 """Tools the Work tier offers by default (the session workspace is the only root)."""
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from protoagent.checks.outcomes import Verdict, classify
 from protoagent.checks.receipts import (
@@ -60,8 +60,9 @@ Phase = Literal["baseline", "verify"]
 class RunCheckInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    check_id: str = Field(description="Id of an available check.")
-    phase: Phase = Field("verify", description="baseline: before editing; verify: after the last change.")
+    check_id: str
+    phase: Phase = "verify"
+    """baseline: before editing; verify: after the last change (the tool's description says so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,7 @@ class _CheckCall:
 
 class RunCheck(Tool[RunCheckInput]):
     name: ClassVar[str] = "run_check"
-    description: ClassVar[str] = "Run a check by id; its configured command cannot be changed."
+    description: ClassVar[str] = "Run a check by id: baseline before editing, verify after."
     input_model: ClassVar[type[BaseModel]] = RunCheckInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 

@@ -44,11 +44,13 @@ MAX_WAIT_MS = 3_600_000
 class ExecuteCommandInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    argv: list[str] = Field(description="Program and arguments.")
-    cwd: str = Field(".", description="Project-relative.")
-    env: dict[str, str] = Field(default_factory=dict, description="The child's only variables.")
-    timeout: float = Field(DEFAULT_TIMEOUT_S, description="Seconds.")
-    output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="Bytes shown (head and tail).")
+    argv: list[str]
+    cwd: str = "."
+    """Project-relative."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """The child's only variables (the tool's description says so)."""
+    timeout: float = Field(DEFAULT_TIMEOUT_S, description="seconds")
+    output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="bytes shown")
 
 
 class ShellInput(BaseModel):
@@ -80,9 +82,7 @@ class _Launch:
 
 class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     name: ClassVar[str] = "execute_command"
-    description: ClassVar[str] = (
-        "Run one program (argv, no shell). Env is not inherited: pass every variable it needs, PATH included."
-    )
+    description: ClassVar[str] = "Run one program (argv, no shell); env is all the child gets, PATH too."
     input_model: ClassVar[type[BaseModel]] = ExecuteCommandInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 

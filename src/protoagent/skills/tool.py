@@ -25,9 +25,7 @@ class SkillInput(BaseModel):
 
 class SkillTool(Tool[SkillInput]):
     name: ClassVar[str] = SKILL_TOOL
-    description: ClassVar[str] = (
-        "Load a skill's instructions by its exact catalog name; with resource, read one of the files it lists."
-    )
+    description: ClassVar[str] = "Load a skill by exact catalog name; resource: one file it lists."
     input_model: ClassVar[type[BaseModel]] = SkillInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="read", observation="exact")
 

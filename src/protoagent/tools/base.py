@@ -122,12 +122,17 @@ _INPUT_SCHEMAS: WeakKeyDictionary[type[BaseModel], dict[str, Any]] = WeakKeyDict
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of a tool's input as the model sees it: pydantic's schema without the
     ``title`` annotations it derives from class and field names (they repeat the names and cost
-    tokens on every request), and an optional property (``X`` or null, default null) shown as
-    ``X`` that may be omitted. Every constraint stays. Built once per class; treat it as read-only."""
+    tokens on every request), without the top-level ``additionalProperties: false`` (the input
+    model still refuses unknown arguments, as typed feedback; a grammar built from the schema
+    allows none unless it says so), and an optional property (``X`` or null, default null) shown
+    as ``X`` that may be omitted. Every other constraint stays. Built once per class; treat it as
+    read-only."""
     cached = _INPUT_SCHEMAS.get(model)
     if cached is not None:
         return cached
     schema: dict[str, Any] = _without_titles(model.model_json_schema())
+    if schema.get("additionalProperties") is False:
+        del schema["additionalProperties"]
     for prop in schema.get("properties", {}).values():
         _omit_optional_null(prop)
     _INPUT_SCHEMAS[model] = schema

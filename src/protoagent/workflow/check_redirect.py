@@ -36,7 +36,8 @@ class CheckRedirect:
 class WorkflowExecuteCommand(ExecuteCommandTool):
     """``execute_command`` that redirects a selected check's exact command to ``run_check``."""
 
-    description = f"{ExecuteCommandTool.description} A selected check's exact command runs as run_check."
+    description = ExecuteCommandTool.description
+    """A selected check's exact command runs as ``run_check``; the model need not be told."""
 
     def prepare(self, args: ExecuteCommandInput, ctx: ToolContext) -> Prepared:
         prepared = super().prepare(args, ctx)

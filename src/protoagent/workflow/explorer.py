@@ -16,7 +16,7 @@ EXPLORER = "explorer"
 
 class ExplorerTool(Tool[AssignmentArgs]):
     name = EXPLORER
-    description = "Ask Explorer (read-only) to locate the relevant source: paths, symbols, lines."
+    description = "Read-only Explorer finds the relevant paths and lines."
     input_model = AssignmentArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
 

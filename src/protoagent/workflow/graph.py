@@ -43,6 +43,7 @@ from protoagent.workflow.localized import (
     record_localized,
     render_localized,
 )
+from protoagent.workflow.offer import OFFER_STAGE, phase_offer
 from protoagent.workflow.phase_control import (
     DENIED_PREFIX,
     FINAL_CHECK_FAILED,
@@ -52,6 +53,7 @@ from protoagent.workflow.phase_control import (
     run_start,
 )
 from protoagent.workflow.progress import ProgressMonitor
+from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
 
 MAX_REPAIRS = 2
@@ -100,7 +102,8 @@ class WorkflowGraph:
     async def run_editing(self, objective: str) -> GraphState:
         self.session.hooks.register(HookRegistration(96, "phase-control", PhaseControl.hook))
         self.session.hooks.register(HookRegistration(94, "progress", self.progress.hook))
-        self.session.hooks.register(HookRegistration(97, "verified-close", closing_hook(lambda: self.board.record)))
+        self.session.hooks.register(HookRegistration(97, "verified-close", closing_hook(self._record)))
+        self.session.hooks.register(HookRegistration(OFFER_STAGE, "phase-offer", phase_offer(self._record)))
         self.session.pipeline.pre_execute.append(PhaseControl.gate(self.session.log))
         if honoured_at_once(self.state.deferred, objective, self.session.log.events):
             # "Don't run it, I'll do it" said after editing or final checks started (a later message
@@ -241,6 +244,9 @@ class WorkflowGraph:
         outcome = await self.architect.run_steps(self.architect.role.max_steps)
         self.architect.end_turn(outcome)
         return outcome
+
+    def _record(self) -> TaskRecord:
+        return self.board.record
 
     def _review_due(self) -> bool:
         return review_due(self.session.log.events, self.board.record, self.architect.role.tools)

@@ -20,7 +20,7 @@ WINDOW_MODEL_CALLS = STANDARD_LIMITS.coder_window_calls
 """Coder stops before the tenth provider call of a standard-profile inference window."""
 
 CONVERSATION_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly and plainly; no tools are available."
-ARCHITECT_TOOLS = tuple(t for t in BUILTIN["architect"].tools if t != "worker_packet")
+ARCHITECT_TOOLS = BUILTIN["architect"].tools
 CODER_TOOLS = BUILTIN["coder"].tools
 TESTER_TOOLS = BUILTIN["tester"].tools
 BATCHING = {
@@ -43,13 +43,8 @@ def with_batching(name: str, prompt: str, profile: Profile, mode: ActionMode) ->
 def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
     tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != "tester")
     if profile == "small":
-        # The task record is already injected into every small-profile request, so task_status
-        # would only spend a model call re-reading it; a small model's review of a diff is no
-        # evidence worth a tool schema in an 8k window.
-        tools = tuple(t for t in tools if t not in ("task_status", "review_criteria"))
-    else:
-        # Small owned-local inference hides the low-level packet in favour of coder(task)/tester(task).
-        tools = (*tools, "worker_packet")
+        # A small model's review of a diff is no evidence worth a tool schema in an 8k window.
+        tools = tuple(t for t in tools if t != "review_criteria")
     prompt = with_batching("architect", BUILTIN["architect"].prompt, profile, mode)
     return Preset("architect", prompt, tools, max_steps=16, profile=profile, action_mode=mode)
 

@@ -40,14 +40,16 @@ class TaskStatus(Tool[NoArgs]):
 
 
 class PlanArgs(BaseModel):
-    paths: list[str] | None = Field(None, description="files the change may write")
-    criteria: list[str] | None = Field(None, description="acceptance criteria")
-    check_ids: list[str] | None = Field(None, description="ids from available_check_ids")
+    paths: list[str] | None = None
+    """Files the change may write."""
+    criteria: list[str] | None = None
+    check_ids: list[str] | None = None
+    """Ids from the record's available_check_ids."""
 
 
 class PlanTask(Tool[PlanArgs]):
     name = "plan_task"
-    description = "Set write scope, criteria and checks before any change."
+    description = "Before any change: files it may write, criteria, check ids."
     input_model = PlanArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect", "main"}))
 
@@ -131,7 +133,7 @@ class ReportArgs(BaseModel):
 
 class ReportTask(Tool[ReportArgs]):
     name = "report_task"
-    description = "Report your assignment: done, needs_context or blocked."
+    description = "End your assignment with its outcome."
     input_model = ReportArgs
     metadata = ToolMetadata(effect="none", observation="exact")
 

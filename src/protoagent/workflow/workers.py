@@ -283,7 +283,7 @@ class AssignmentArgs(BaseModel):
 
 class CoderTool(Tool[AssignmentArgs]):
     name = "coder"
-    description = "Run Coder on one focused edit assignment; it applies its edits now."
+    description = "Coder applies one focused edit assignment now."
     input_model = AssignmentArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
 
@@ -314,7 +314,7 @@ class CoderTool(Tool[AssignmentArgs]):
 
 class TesterTool(Tool[AssignmentArgs]):
     name = "tester"
-    description = "Ask Tester (read-only) to propose regression cases and check ids."
+    description = "Read-only Tester proposes regression cases and check ids."
     input_model = AssignmentArgs
     metadata = ToolMetadata(effect="none", roles=frozenset({"architect"}))
 

@@ -21,15 +21,15 @@ def _compact_schema(schema: dict[str, Any]) -> None:
 
 
 INPUT_CONFIG = ConfigDict(extra="forbid", json_schema_extra=_compact_schema)
-PATH_FIELD = "Workspace-relative path."
 REVISION_FIELD = "revision from read_file or from your last edit of this file."
 
 
 class ReadFileInput(BaseModel):
     model_config = INPUT_CONFIG
-    path: str = Field(description=PATH_FIELD)
-    start_line: int = Field(1, ge=1, description="First line (1-based).")
-    end_line: int | None = Field(None, ge=1, description="Last line, inclusive; omit to read as far as fits.")
+    path: str
+    start_line: int = Field(1, ge=1)
+    end_line: int | None = Field(None, ge=1)
+    """Inclusive; omitted, the read goes as far as fits."""
 
 
 class EditPair(BaseModel):
@@ -51,7 +51,7 @@ _EDITS_SCHEMA: dict[str, Any] = {
 
 class EditFileInput(BaseModel):
     model_config = INPUT_CONFIG
-    path: str = Field(description=PATH_FIELD)
+    path: str
     old: str | None = None
     new: str | None = None
     edits: Annotated[list[EditPair] | None, WithJsonSchema(_EDITS_SCHEMA)] = None
@@ -61,24 +61,24 @@ class EditFileInput(BaseModel):
 
 class CreateFileInput(BaseModel):
     model_config = INPUT_CONFIG
-    path: str = Field(description=PATH_FIELD)
-    content: str = Field(description="Full content of the new file.")
+    path: str
+    content: str
 
 
 class ReplaceFileInput(BaseModel):
     model_config = INPUT_CONFIG
-    path: str = Field(description=PATH_FIELD)
-    content: str = Field(description="New full content of the file.")
+    path: str
+    content: str
     expected_revision: str = Field(description=REVISION_FIELD)
 
 
 class ListDirectoryInput(BaseModel):
     model_config = INPUT_CONFIG
-    path: str = Field(".", description=PATH_FIELD)
+    path: str = "."
 
 
 class SearchRegexInput(BaseModel):
     model_config = INPUT_CONFIG
-    pattern: str = Field(description="Python regular expression, matched per line.")
-    path: str = Field(".", description="File or directory.")
-    file_filter: str | None = Field(None, description="Glob on file names, e.g. *.py")
+    pattern: str
+    path: str = "."
+    file_filter: str | None = Field(None, description="glob, e.g. *.py")

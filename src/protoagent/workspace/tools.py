@@ -121,7 +121,7 @@ class _ReadPlan:
 
 class ReadFileTool(Tool[ReadFileInput]):
     name = "read_file"
-    description = "Read lines of a text file, with the file's revision."
+    description = "Read a file's lines and its revision."
     input_model = ReadFileInput
     metadata = ToolMetadata(effect="read", observation="revision_aware")
 
@@ -209,7 +209,7 @@ def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
 
 class CreateFileTool(Tool[CreateFileInput]):
     name = "create_file"
-    description = "Create a new file (parent directories too). Fails if the file exists."
+    description = "Create a new file and its parent directories; fails if it exists."
     input_model = CreateFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
@@ -235,7 +235,7 @@ def _bounded(content: str, path: str) -> bytes:
 
 class ReplaceFileTool(Tool[ReplaceFileInput]):
     name = "replace_file"
-    description = "Replace a whole existing file. Prefer edit_file for small changes."
+    description = "Replace a whole existing file; prefer edit_file for small changes."
     input_model = ReplaceFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
@@ -259,7 +259,7 @@ class ReplaceFileTool(Tool[ReplaceFileInput]):
 
 class ListDirectoryTool(Tool[ListDirectoryInput]):
     name = "list_directory"
-    description = "List a directory. Directories end with /, symlinks with @."
+    description = "List a directory: folders end in /, symlinks in @."
     input_model = ListDirectoryInput
     metadata = ToolMetadata(effect="read")
 
@@ -283,7 +283,7 @@ class ListDirectoryTool(Tool[ListDirectoryInput]):
 
 class SearchRegexTool(Tool[SearchRegexInput]):
     name = "search_regex"
-    description = "Regex search of text files; skips .git, binary and git-ignored files."
+    description = "Python regex per line; skips binary and git-ignored files."
     input_model = SearchRegexInput
     metadata = ToolMetadata(effect="read")
 
