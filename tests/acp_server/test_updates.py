@@ -110,3 +110,25 @@ def test_a_write_receipt_with_its_file_texts_shows_the_whole_file_diff_and_keeps
     diff = end.content[0]  # type: ignore[union-attr,index]
     assert (diff.path, diff.old_text, diff.new_text) == ("/work/repo/a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
     assert end.raw_output == {"status": "ok", "data": {"path": "a.py", "source_revision": "s"}}  # type: ignore[union-attr]
+
+
+def test_the_stop_reason_is_max_turn_requests_when_the_budget_or_the_leads_steps_ran_out() -> None:
+    from protoagent.interfaces.acp.ending import RunWatch
+
+    budget = RunWatch()
+    budget.see(_event(1, "model.failed", {"error": "model-call budget spent", "limit": "model_calls"}, agent="coder"))
+    steps = RunWatch()
+    steps.see(_event(1, "turn.ended", {"status": "limit", "reason": "used all 8 steps"}))
+    failed = RunWatch()
+    failed.see(_event(1, "model.failed", {"error": "connection failed", "provider": "openai-compatible"}))
+    failed.see(_event(2, "turn.ended", {"status": "failed", "reason": "connection failed"}))
+    assert [w.stop_reason() for w in (budget, steps, failed)] == ["max_turn_requests", "max_turn_requests", "end_turn"]
+
+
+def test_model_retries_and_failures_reach_the_editor_as_thoughts() -> None:
+    fold = UpdateTranslator()
+    [retry] = fold.translate(_event(1, "model.retrying", {"attempt": 2, "delay_s": 1.5, "error": "HTTP 503"}))
+    [failure] = fold.translate(_event(2, "model.failed", {"error": "connection failed"}))
+    assert retry.session_update == failure.session_update == "agent_thought_chunk"
+    assert "retrying in 1.5s: HTTP 503" in retry.content.text  # type: ignore[union-attr]
+    assert "model failed: connection failed" in failure.content.text  # type: ignore[union-attr]

@@ -16,13 +16,15 @@ LEADS = frozenset({"architect", "main"})
 
 @dataclass(slots=True)
 class RunWatch:
-    """What one prompt's run showed the editor so far: the lead's streamed words and whether its
-    turn ran out of model calls or steps."""
+    """What one prompt's run showed the editor so far: the lead's streamed words and whether the
+    run's model-call budget or the lead's steps ran out."""
 
     streamed: list[str] = field(default_factory=list)
     limited: bool = False
 
     def see(self, event: Event) -> None:
+        if event.type == "model.failed" and "limit" in event.payload:
+            self.limited = True  # the run's shared model-call budget ran out, whichever agent asked
         if event.agent not in LEADS:
             return
         if event.type == "model.delta":

@@ -143,6 +143,10 @@ class UpdateTranslator:
                 return [update_agent_message_text(str(p["text"]))]
             case "model.delta":
                 return [update_agent_thought_text(str(p["text"]))]
+            case "model.retrying":
+                return [update_agent_thought_text(f"\nretrying in {float(p['delay_s']):.1f}s: {p['error']}\n")]
+            case "model.failed":
+                return [update_agent_thought_text(f"\nmodel failed: {p['error']}\n")]
             case "tool.started":
                 return [self._started(event.agent, p)]
             case "approval.decided" if p["decision"] != "allow":
