@@ -75,7 +75,7 @@ def evaluate(
     if not patch.strip():
         return not_run("the model patch is empty; no test ran")
     try:
-        files = test_files(instance)
+        files = named_test_files(instance)
         copy = clone_at(str(source), instance.base_commit, scratch / "eval")
     except ProtoAgentError as exc:
         return not_run(str(exc))
@@ -95,7 +95,7 @@ def evaluate(
     return Evaluation(not f2p and not p2p, f2p, p2p, python=interpreter, error=cut)
 
 
-def test_files(instance: SweBenchInstance) -> list[str]:
+def named_test_files(instance: SweBenchInstance) -> list[str]:
     """The test files the ids name, in order; an id that is no pytest node id is refused."""
     files: dict[str, None] = {}
     for test_id in (*instance.fail_to_pass, *instance.pass_to_pass):
