@@ -37,7 +37,7 @@ app = typer.Typer(
     # Plain help keeps start-up fast: typer's rich help formatter alone costs ~60 ms to import.
     rich_markup_mode=None,
 )
-sessions_app = typer.Typer(help="List and show recorded sessions.", no_args_is_help=True, rich_markup_mode=None)
+sessions_app = typer.Typer(help="List, show and fork recorded sessions.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(agents_app, name="agents")
 
