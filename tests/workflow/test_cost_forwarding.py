@@ -7,6 +7,7 @@ from pathlib import Path
 
 from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
+from protoagent.workflow.packets import SourceSpan, named_spans
 
 from .support import call, run_workflow, say, sha
 
@@ -108,3 +109,11 @@ def test_a_three_span_edit_of_one_file_costs_one_coder_request(tmp_path: Path) -
     assert edit.payload["status"] == "ok"
     assert run.json["applied"] is True and run.json["verified"] is True
     assert run.model.remaining == 0
+
+
+def test_a_file_is_named_by_its_path_its_name_or_a_path_ending_in_it_but_not_by_a_longer_name() -> None:
+    span = SourceSpan("src/pkg/util.py", 1, 2, 2, "r", UTIL)
+    other = SourceSpan("src/pkg/app.py", 1, 2, 10, "r", APP)
+    for text in ("edit src/pkg/util.py", "edit util.py.", "edit pkg/util.py now"):
+        assert named_spans([span, other], text) == [span], text
+    assert named_spans([span, other], "edit myutil.py and util.pyc") == [span, other]  # names neither: both

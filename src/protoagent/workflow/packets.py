@@ -149,9 +149,10 @@ def _names_word(text: str, word: str) -> bool:
 
 
 def _names_path(text: str, path: str) -> bool:
-    """``text`` names the file: its workspace-relative path or its file name, as a whole token."""
+    """``text`` names the file: its workspace-relative path or its file name (alone or after a
+    folder, as in ``pkg/mod.py``), as a whole token."""
     names = {path, path.rsplit("/", 1)[-1]}
-    return any(re.search(rf"(?<![\w./-]){re.escape(n)}(?![\w/-])", text) is not None for n in names)
+    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w/-])", text) is not None for n in names)
 
 
 def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
