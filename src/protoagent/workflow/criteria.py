@@ -119,16 +119,13 @@ def _final_review(events: Sequence[Event]) -> tuple[frozenset[int], int]:
 
 
 class ReviewArgs(BaseModel):
-    met: list[int] = Field(description="1-based positions of the met criteria in the task record")
-    note: str = Field("", description="one sentence on what you checked in the diff")
+    met: list[int] = Field(description="1-based criteria positions")
+    note: str = Field("", description="what you checked in the diff")
 
 
 class ReviewCriteria(Tool[ReviewArgs]):
     name = REVIEW_TOOL
-    description = (
-        "After the last change, record the criteria no check measures that your review of the final "
-        "diff shows met; checks still decide verified."
-    )
+    description = "After the last change: the criteria no check measures that the final diff meets."
     input_model = ReviewArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect", "main"}))
 
