@@ -21,6 +21,9 @@ from .test_example_request_count import EXAMPLE, OBJECTIVE, _capable_model_scrip
 MAX_ARCHITECT_TOOL_BYTES = 3_400
 """Compact JSON of the Architect's ``tools`` array in its first request on the bundled example
 (5,450 before the cut; the issue's target is 2,500, see bench/bench_tool_declarations.py)."""
+MAX_HAPPY_PATH_BYTES = 11_500
+"""Both request bodies of the bundled example's happy path (10,972 bytes after the cut; the
+request-count test's ceiling is 27,300, 1.2x mini-swe-agent)."""
 
 
 def _declared(requests: Sequence[ModelRequest]) -> list[set[str]]:
@@ -64,7 +67,7 @@ def test_task_status_and_worker_packet_are_not_declared_by_default(tmp_path: Pat
     assert {"coder", "run_check", "read_file", "plan_task"} <= declared
 
 
-def test_the_architects_declarations_on_the_bundled_example_stay_within_their_pinned_bytes(tmp_path: Path) -> None:
+def test_the_bundled_examples_declarations_and_requests_stay_within_their_pinned_bytes(tmp_path: Path) -> None:
     repo = tmp_path / "date-parser"
     shutil.copytree(EXAMPLE, repo)
     model = ScriptedModel.from_lines(_capable_model_script((repo / "dates.py").read_text()))
@@ -78,7 +81,9 @@ def test_the_architects_declarations_on_the_bundled_example_stay_within_their_pi
         data_home=tmp_path / "home",
     )
     asyncio.run(run_task(OBJECTIVE, options))
-    first = next(r for r in model.requests if r.agent_role == "architect")
-    body = build_request(first, "m", max_tokens_field="max_tokens", json_format="json_object")
-    size = len(json.dumps(body["tools"], separators=(",", ":")))
+    bodies = [build_request(r, "m", max_tokens_field="max_tokens", json_format="json_object") for r in model.requests]
+    assert [r.agent_role for r in model.requests] == ["architect", "coder"]
+    size = len(json.dumps(bodies[0]["tools"], separators=(",", ":")))
     assert size <= MAX_ARCHITECT_TOOL_BYTES, size
+    total = sum(len(json.dumps(b, separators=(",", ":"))) for b in bodies)
+    assert total <= MAX_HAPPY_PATH_BYTES, total
