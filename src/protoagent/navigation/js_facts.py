@@ -82,24 +82,30 @@ class _Walker:
         self.definitions: list[Definition] = []
         self.references: list[Reference] = []
         self._skip: int | None = None
+        self._classes: set[str] = set()
         """The name node of the definition just recorded (its name is no reference)."""
 
     def walk(self, root: Any) -> None:
-        pending: list[tuple[Any, str]] = [(root, "")]
+        # Each node travels with its parent and grandparent: asking tree-sitter for a node's
+        # parent walks down from the root every time.
+        pending: list[tuple[Any, str, Any, Any]] = [(root, "", None, None)]
         while pending:
-            node, scope = pending.pop()
-            inner = self._visit(node, scope)
-            pending.extend((child, inner) for child in reversed(node.children))
+            node, scope, parent, grand = pending.pop()
+            inner = self._visit(node, scope, parent, grand)
+            pending.extend((child, inner, node, parent) for child in reversed(node.children))
 
-    def _visit(self, node: Any, scope: str) -> str:
+    def _visit(self, node: Any, scope: str, parent: Any, grand: Any) -> str:
         kind = node.type
         if kind in _DEFINING:
             name = node.child_by_field_name("name")
             if name is not None:
                 defined: DefKind = _DEFINING[kind]
-                if defined == "function" and scope and self._is_class(scope):
+                if defined == "function" and scope in self._classes:
                     defined = "method"
-                return self._define(scope, _text(name), defined, node, name)
+                qual = self._define(scope, _text(name), defined, node, name)
+                if defined == "class":
+                    self._classes.add(qual)
+                return qual
             return scope
         if kind in _FIELDS:
             name = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -114,7 +120,7 @@ class _Walker:
             self._function_valued(node, scope)
             return scope
         if kind in _NAMES:
-            self._reference(node, scope)
+            self._reference(node, scope, parent, grand)
         return scope
 
     def _declarator(self, node: Any, scope: str) -> None:
@@ -152,13 +158,9 @@ class _Walker:
         self._skip = name_node.id
         return qual
 
-    def _is_class(self, scope: str) -> bool:
-        return any(d.qualname == scope and d.kind == "class" for d in reversed(self.definitions))
-
-    def _reference(self, node: Any, scope: str) -> None:
+    def _reference(self, node: Any, scope: str, parent: Any, grand: Any) -> None:
         if self._skip == node.id:
             return
-        parent = node.parent
         if parent is not None and parent.type == "variable_declarator" and parent.child_by_field_name("name") == node:
             return
         used: RefKind = "read"
@@ -167,8 +169,8 @@ class _Walker:
             if parent is None or parent.type != "member_expression":
                 return  # an object literal's key or a definition's name is no use of a symbol
             head = (UNKNOWN, _text(node))
-            called = parent.parent is not None and parent.parent.type == "call_expression"
-            used = "call" if called and parent.parent.child_by_field_name("function") == parent else "read"
+            called = grand is not None and grand.type == "call_expression"
+            used = "call" if called and grand.child_by_field_name("function") == parent else "read"
         elif parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node:
             used = "call"
         self.references.append(Reference(node.start_point[0] + 1, node.start_point[1], scope, head, used))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from protoagent.navigation.facts import (
     CALLED,
@@ -88,6 +90,9 @@ def chain_of(node: ast.expr) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
+_HANDLERS: dict[type[ast.AST], Callable[[_Walker, Any], None]] = {}
+
+
 class _Walker(ast.NodeVisitor):
     def __init__(self, package: str) -> None:
         self.package = package
@@ -108,6 +113,19 @@ class _Walker(ast.NodeVisitor):
     def walk_module(self, tree: ast.Module) -> None:
         for node in tree.body:
             self.visit(node)
+
+    def visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.visit`` with the handler looked up once per node class (indexing spends
+        most of its time here)."""
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            handler = getattr(type(self), f"visit_{type(node).__name__}", None) or _Walker.generic_visit
+            _HANDLERS[type(node)] = handler
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
 
     def _qual(self, name: str) -> str:
         return f"{self.scope}.{name}" if self.scope else name
