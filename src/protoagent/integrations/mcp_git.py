@@ -10,6 +10,12 @@ repository's file, so each such key the repository sets (read with ``git config 
 runs nothing) is overridden with a value that runs nothing; hooks are always off and the
 ``ext::`` transport is refused. The person's own (global) configuration is left as it is.
 
+GitPython, on which ``mcp-server-git`` is built, runs commit hooks itself (``.git/hooks`` or
+the repository's ``core.hooksPath``), never through git, so no git configuration stops them: the
+shim folder also holds a ``sitecustomize.py`` (:mod:`protoagent.integrations.gitpython_no_hooks`)
+that servers find first on ``PYTHONPATH`` and that makes GitPython's hook runner run nothing. A
+server started with ``python -I`` or ``-E`` ignores ``PYTHONPATH``.
+
 A server may run git in another repository than its working directory (``repo_path``), one
 the model may have made inside the workspace. So servers also find, first on ``PATH``, a ``git``
 that runs this file as a script (``python -I -S mcp_git.py REAL_GIT ARGS...``, standard library
@@ -55,6 +61,8 @@ NEUTRAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 """Keys that name a program, and a value for each that runs none."""
 LOCAL_SCOPES = frozenset({"local", "worktree"})
+SITE_FOLDER = ".python"
+"""In the shim folder: the ``sitecustomize.py`` that stops GitPython's hooks (no command is named so)."""
 
 
 WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
@@ -68,6 +76,8 @@ def git_safe_env(cwd: Path, env: Mapping[str, str], shim: Path | None = None) ->
     result = with_overrides(env, [*ALWAYS, *neutral_overrides(repository_keys(cwd))])
     if shim is not None:
         result["PATH"] = f"{shim}{os.pathsep}{env.get('PATH', os.environ.get('PATH', os.defpath))}"
+        own = env.get("PYTHONPATH")
+        result["PYTHONPATH"] = os.pathsep.join([str(shim / SITE_FOLDER), *([own] if own else [])])
     return result
 
 
@@ -81,6 +91,10 @@ def write_git_shim(folder: Path) -> Path | None:
     launcher = shlex.join([sys.executable, "-I", "-S", str(Path(__file__).resolve()), real])
     script.write_text(f'#!/bin/sh\nexec {launcher} "$@"\n', encoding="utf-8")
     script.chmod(0o755)
+    site = folder / SITE_FOLDER
+    site.mkdir(exist_ok=True)
+    hooks_off = Path(__file__).with_name("gitpython_no_hooks.py").read_text(encoding="utf-8")
+    (site / "sitecustomize.py").write_text(hooks_off, encoding="utf-8")
     return folder
 
 
