@@ -12,8 +12,8 @@ Backends, best first:
 - bubblewrap (``bwrap``): the whole filesystem read-only except the workspace, the session's
   ``HOME`` and temp folders (``TMPDIR``) and granted paths; hidden folders are covered by an
   empty read-only tmpfs, hidden files and host UNIX sockets outside the workspace by
-  ``/dev/null``; an absent ``.protoagent`` by an empty read-only tmpfs (its mount point stays
-  behind as an empty folder, which git does not track); own PID, IPC, UTS, user and (unless
+  ``/dev/null``; an absent ``.protoagent`` by an empty read-only tmpfs (whose mount point the
+  launcher ``bwrap_exec`` removes after the last command using it); own PID, IPC, UTS, user and (unless
   network is allowed) network namespaces, so the harness is invisible and a command's detached
   descendants die with it; no capabilities, even when the harness runs as root.
 - Landlock (ABI >= 3, through ``landlock_exec``, with a seccomp supervisor on x86-64 and
@@ -31,6 +31,7 @@ backends may be used, so a test or a person can see how ProtoAgent behaves witho
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Literal
 
 from protoagent.errors import ConfigError
-from protoagent.processes import landlock_exec, seccomp_filter
+from protoagent.processes import landlock_exec, sandbox_paths, seccomp_filter
 from protoagent.processes.sandbox_paths import configured_hiding, host_sockets, protected_paths, to_hide, within
 
 SandboxMode = Literal["required", "auto", "off"]
@@ -49,6 +50,7 @@ SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
 BACKENDS_ENV = "PROTOAGENT_SANDBOX_BACKENDS"
 DEFAULT_BACKENDS = ("bwrap", "landlock")
 _LAUNCHER = str(Path(landlock_exec.__file__).resolve())
+_BWRAP_LAUNCHER = str(Path(landlock_exec.__file__).with_name("bwrap_exec.py").resolve())
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class BwrapSandbox:
     """Paths commands never see (resolved); see :mod:`protoagent.processes.sandbox_paths`."""
     readable: tuple[Path, ...] = ()
     """Paths inside hidden folders that commands may still read."""
+    locks: Path | None = None
+    """Where the launcher keeps its mount-point locks (in the data home, hidden from commands)."""
 
     @property
     def name(self) -> str:
@@ -96,13 +100,21 @@ class BwrapSandbox:
         hiding = [*around, *rest]
         sockets = [s for s in host_sockets(kept) if not any(within(s, h) for h in hiding)]
         args += _cover(sockets, covered)
+        made = len(covered)
         args += _protect(protected_paths(scope.root), covered)
         for folder in covered:
             args += ["--remount-ro", str(folder)]
         args += ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(scope.cwd)]
         if self.network:
             args.append("--share-net")
-        return (*args, "--", *argv)
+        launcher = [sys.executable, "-I", "-S", _BWRAP_LAUNCHER]
+        for path in sockets:
+            launcher += ["--socket", str(path)]
+        mount_point = scope.root / ".protoagent"
+        if self.locks is not None and mount_point in covered[made:]:
+            digest = hashlib.sha256(os.fsencode(scope.root)).hexdigest()[:32]
+            launcher += ["--mount-point", str(mount_point), "--lock", str(self.locks / f"{digest}.lock")]
+        return (*launcher, "--", *args, "--", *argv)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +187,8 @@ def select_sandbox(
     secret, readable = configured_hiding(data_home) if hidden is None else (tuple(map(_resolved, hidden)), ())
     bwrap = bwrap_executable()
     if bwrap is not None:
-        return BwrapSandbox(bwrap, network, granted, secret, readable)
+        locks = (sandbox_paths.data_home() if data_home is None else data_home) / "locks"
+        return BwrapSandbox(bwrap, network, granted, secret, readable, locks)
     if landlock_available():
         return LandlockSandbox(network, granted, secret, readable)
     if mode == "required":
@@ -264,12 +277,14 @@ def _cover(paths: Sequence[Path], covered: list[Path]) -> list[str]:
 
 
 def _protect(paths: Sequence[Path], covered: list[Path]) -> list[str]:
-    """bwrap arguments keeping ``paths`` read-only; an absent one becomes an empty read-only
-    tmpfs, so it cannot be created (a symlink is protected at its target, listed too). Where the
-    folder cannot be written anyway (a read-only checkout), no mount point can be made or is needed."""
+    """bwrap arguments keeping ``paths`` read-only; an absent (or empty) one becomes an empty
+    read-only tmpfs, so it cannot be created (a symlink is protected at its target, listed too).
+    Where the folder cannot be written anyway (a read-only checkout), no mount point can be made
+    or is needed. An empty folder gets the tmpfs too: it may be a mount point that the last
+    command to use it removes before this one starts (see ``bwrap_exec``)."""
     args: list[str] = []
     for path in paths:
-        if not os.path.lexists(path):
+        if not os.path.lexists(path) or _empty_folder(path):
             if not os.access(path.parent, os.W_OK):
                 continue
             args += ["--tmpfs", str(path)]
@@ -277,6 +292,16 @@ def _protect(paths: Sequence[Path], covered: list[Path]) -> list[str]:
         elif not path.is_symlink():
             args += ["--ro-bind", str(path), str(path)]
     return args
+
+
+def _empty_folder(path: Path) -> bool:
+    try:
+        if not path.is_dir() or path.is_symlink():
+            return False
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def _granted(writable: tuple[Path, ...]) -> str:

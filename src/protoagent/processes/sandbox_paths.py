@@ -69,8 +69,9 @@ SOCKET_FOLDERS = {"/run": 3, "/var/run": 3, "/tmp": 2, "/var/tmp": 2}
 """Where host UNIX sockets live, and how many levels down they are looked for; with
 ``$XDG_RUNTIME_DIR`` and ``$SSH_AUTH_SOCK``'s folder (``SOCKET_SCAN_DEPTH``). The temp folders are
 searched only two levels down (``/tmp/.X11-unix/X0``, ``/tmp/ssh-*/agent.*``): deeper sockets there
-are short-lived ones of programs' own temp folders, and one removed between the search and the
-command's start would make bubblewrap fail to cover it."""
+are short-lived ones of programs' own temp folders. One removed between the search and the
+command's start made bubblewrap fail to cover it; its launcher (``bwrap_exec``) now runs bwrap
+again without that cover."""
 SOCKET_SCAN_DEPTH = 3
 SOCKET_SCAN_ENTRIES = 20_000
 """Entries looked at per command when searching for host sockets (past it the rest are not hidden)."""
