@@ -110,3 +110,22 @@ def test_timeout_leaves_no_survivor(tmp_path: Path, mode: str) -> None:
     print(f"T7 {mode} timeout: {left} survivors 2 s after the run; exit {proc.returncode}")
     assert left == 0 and proc.returncode in (0, 1, 3)
     assert last_run_ended(env).get("status") in ("completed", "incomplete", "failed")
+
+
+def test_a_harness_killed_with_sigkill_leaves_no_survivor_in_the_sandbox(tmp_path: Path) -> None:
+    """The bubblewrap launcher sits between the harness and bwrap: when the harness dies without
+    a chance to stop anything, the launcher kills bwrap, and bwrap's sandbox dies with it."""
+    proc, repo, marker, _ = start_run(tmp_path, "bwrap", None)
+    try:
+        deadline = time.monotonic() + 60
+        while not (repo / "probe" / "ready").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert (repo / "probe" / "ready").exists(), "the command tree never started"
+        started = len(marked_processes(marker))
+        proc.kill()
+        proc.communicate(timeout=30)
+        left = survivors_after(marker)
+    finally:
+        kill_marked(marker)
+    print(f"T7 bwrap harness SIGKILL: {started} marked processes before, {left} survivors 2 s after")
+    assert started >= 3 and left == 0

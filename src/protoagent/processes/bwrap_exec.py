@@ -16,14 +16,13 @@ Usage: ``bwrap_exec.py [--socket PATH]... [--mount-point PATH --lock FILE] -- BW
   made it (``FILE.made``) and it is still empty. Removing it while another command runs would
   detach that command's protection, which the lock rules out.
 
-The launcher stays the group leader and ends as bwrap ended (:mod:`exit_relay`); it dies with
-the harness (``PR_SET_PDEATHSIG``), and bwrap with it (``--die-with-parent``). Standard library
+The launcher stays the group leader and ends as bwrap ended (:mod:`exit_relay`); when the
+harness dies it kills bwrap, and bwrap's sandbox dies with it (``--die-with-parent``). Standard library
 only, run as ``python -I -S bwrap_exec.py``.
 """
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import os
 import select
@@ -33,7 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
 
-PR_SET_PDEATHSIG = 1
 SIGKILL = 9
 ATTEMPTS = 3
 
@@ -56,10 +54,10 @@ def main(args: list[str]) -> None:
         sys.stderr.write("bwrap launcher: usage: [--socket PATH]... [--mount-point PATH --lock FILE] -- BWRAP ...\n")
         raise SystemExit(126)
     relay = _sibling("exit_relay")
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
     relay.ignore_group_signals()
+    harness = os.pidfd_open(os.getppid())
     held = _hold(lock, mount_point) if lock and mount_point else None
-    status = run(bwrap, sockets)
+    status = run(bwrap, sockets, harness)
     if held is not None:
         _release(held, lock, mount_point)
     relay.end_like(status)
@@ -73,10 +71,11 @@ def _sibling(name: str) -> ModuleType:
     return sys.modules[full]
 
 
-def run(bwrap: list[str], sockets: list[str]) -> int:
-    """Run bwrap (again without vanished socket covers, when that alone stopped it); its wait status."""
+def run(bwrap: list[str], sockets: list[str], harness: int) -> int:
+    """Run bwrap (again without vanished socket covers, when that alone stopped it); its wait
+    status. ``harness``: a process descriptor of the harness, whose end stops bwrap."""
     for attempt in range(ATTEMPTS):
-        status, started = _attempt(bwrap)
+        status, started = _attempt(bwrap, harness)
         if started or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 1 or attempt == ATTEMPTS - 1:
             return status
         gone = {path for path in sockets if not os.path.lexists(path)}
@@ -101,7 +100,7 @@ def without_covers(bwrap: list[str], gone: set[str]) -> list[str]:
     return kept
 
 
-def _attempt(bwrap: list[str]) -> tuple[int, bool]:
+def _attempt(bwrap: list[str], harness: int) -> tuple[int, bool]:
     """One run of bwrap: its wait status, and whether the command started (bwrap reported an
     exit code on its JSON status descriptor)."""
     readable, writable = os.pipe()
@@ -118,22 +117,27 @@ def _attempt(bwrap: list[str]) -> tuple[int, bool]:
         finally:
             os._exit(127)
     os.close(writable)
-    report = _collect(readable, child)
+    report = _collect(readable, child, harness)
     status = os.waitpid(child, 0)[1]
     return status, b'"exit-code"' in report
 
 
-def _collect(readable: int, child: int) -> bytes:
+def _collect(readable: int, child: int, harness: int) -> bytes:
     """What bwrap writes on its status descriptor until it exits (a descendant that kept the
-    descriptor open does not hold the launcher)."""
+    descriptor open does not hold the launcher). When the harness dies first, bwrap is killed,
+    and its sandbox with it (``--die-with-parent``)."""
     watch = os.pidfd_open(child)
     poller = select.poll()
     poller.register(readable, select.POLLIN)
     poller.register(watch, select.POLLIN)
+    poller.register(harness, select.POLLIN)
     report = b""
     try:
         while True:
             ready = dict(poller.poll())
+            if harness in ready:
+                os.kill(child, SIGKILL)
+                poller.unregister(harness)
             if readable in ready:
                 chunk = os.read(readable, 4096)
                 if not chunk:
