@@ -134,6 +134,33 @@ def io_uring(plan: dict[str, str]) -> str:
     return "changed"
 
 
+I386_CHMOD = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+page = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)  # read/write/exec, private, anonymous, 32-bit
+path = sys.argv[1].encode() + b"\\0"
+ctypes.memmove(page + 256, path, len(path))
+word = lambda value: value.to_bytes(4, "little")
+# push rbx; mov eax, 15 (i386 chmod); mov ebx, path; mov ecx, 0o777; int 0x80; pop rbx; ret
+code = b"\\x53\\xb8" + word(15) + b"\\xbb" + word(page + 256) + b"\\xb9" + word(0o777) + b"\\xcd\\x80\\x5b\\xc3"
+ctypes.memmove(page, code, len(code))
+print(ctypes.CFUNCTYPE(ctypes.c_int)(page)())
+"""
+
+
+def i386_chmod(plan: dict[str, str]) -> str:
+    """The 32-bit x86 ``chmod`` (``int 0x80``) from a 64-bit process: another call table."""
+    if os.uname().machine != "x86_64":
+        return "not x86-64"
+    done = subprocess.run([sys.executable, "-c", I386_CHMOD, plan["outside"]], capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"refused: exit {done.returncode}"
+    result = int(done.stdout.strip())
+    return "changed" if result == 0 else f"refused: {os.strerror(-result)}"
+
+
 def git_chmod(plan: dict[str, str]) -> str:
     os.chmod(plan["git_file"], 0o777)
     return "changed"
@@ -178,6 +205,7 @@ ATTACKS: dict[str, Callable[[dict[str, str]], str]] = {
     "connect": connect,
     "sendto": sendto,
     "io_uring": io_uring,
+    "i386_chmod": i386_chmod,
     "git_chmod": git_chmod,
     "inside": inside_all,
     "inside_socket": inside_socket,

@@ -5,7 +5,8 @@ connecting to a pathname UNIX socket; the Landlock launcher's seccomp supervisor
 calls. A hostile command attacks a canary file outside the workspace by path, through an open
 descriptor, through a directory descriptor, a workspace symlink, a ``/proc/self/cwd`` link
 (resolved as the caller's, not the supervisor's), ``/dev/fd``, another thread and a child
-process; it connects and sends to host sockets and tries ``io_uring``. Under Landlock and
+process, and through the 32-bit x86 call table (``int 0x80``); it connects and sends to host
+sockets and tries ``io_uring``. Under Landlock and
 bubblewrap every attack fails and the host shows the canary unchanged, while the same calls on
 the workspace's own files and sockets work; ``--sandbox off`` is the control.
 """
@@ -139,6 +140,8 @@ def test_sandboxed_command_cannot_change_metadata_or_reach_sockets_outside(host:
         assert probe[name].startswith("refused"), (name, probe[name])
     if host.mode == "landlock":  # io_uring would bypass the filter; bubblewrap needs none
         assert probe["io_uring"].startswith("refused"), probe["io_uring"]
+    if os.uname().machine == "x86_64":  # the 32-bit call table, reached with int 0x80
+        assert probe["i386_chmod"].startswith("refused"), probe["i386_chmod"]
     assert probe["inside"] == "changed", "metadata of the workspace's own files still changes"
     assert probe["inside_socket"] == "connected", "the workspace's own sockets are still reached"
     assert not any(host.tampered().values()), host.tampered()
@@ -150,6 +153,8 @@ def test_sandbox_off_is_the_control_where_metadata_attacks_succeed(host: Host) -
     print(f"T7 metadata --sandbox off: {probe}")
     for name in ("chmod", "utime", "setxattr", "fchmod", "proc_self_cwd", "dev_fd", "connect", "sendto"):
         assert not probe[name].startswith("refused"), (name, probe[name])
+    if os.uname().machine == "x86_64":
+        assert probe["i386_chmod"] == "changed", "int 0x80 reaches the 32-bit chmod here"
     tampered = host.tampered()
     assert tampered["mode"] and tampered["mtime"] and tampered["xattr"] and tampered["accepted"]
 
