@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -82,14 +83,25 @@ class Budget:
 
     max_model_calls: int = DEFAULT_MODEL_CALLS
     used: int = field(default=0)
+    deadline: float | None = None
+    """``time.monotonic()`` after which no model call starts (``None``: no time limit)."""
+    seconds: float = 0.0
+    """The run's time limit the deadline was set from (named when it runs out)."""
 
     def __post_init__(self) -> None:
         if self.max_model_calls < 1:
             raise ConfigError(f"max_model_calls {self.max_model_calls!r} must be at least 1 model call")
 
+    def start_clock(self, seconds: float | None) -> None:
+        """From now on, no model call starts after ``seconds`` (``None``: no time limit)."""
+        self.seconds = seconds or 0.0
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
     def charge(self) -> None:
         if self.used >= self.max_model_calls:
             raise LimitExceeded(f"the run used all {self.max_model_calls} model calls", limit="model_calls")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise LimitExceeded(f"the run spent its {self.seconds:g} s; no model call starts after it", limit="seconds")
         self.used += 1
 
 

@@ -39,6 +39,16 @@ _VERIFY = re.compile(r"^\s*(please\s+)?(run|execute|verify|check)\b.*\b(tests?|c
 _QUESTION = re.compile(
     r"^\s*(what|where|why|how|which|who|when|explain|describe|show me|list|is|are|does|do|can)\b", re.I
 )
+_SYMPTOM = re.compile(
+    r"\b(?:returns?|gives?|yields?|raises?|produces?|outputs?|prints?|evaluates to|is|are)\b[^?]*"
+    r"\b(?:instead of|rather than|but (?:it )?should|when it should|but expected)\b|"
+    r"\w\([^()\n]*\)\s+(?:now\s+|still\s+|always\s+)?(?:returns?|gives?|yields?|raises?|produces?|is|=)\s|"
+    r"\b(?:expected|wanted)\b[^?]*\bbut (?:got|it (?:returns?|gives?|raises?)|returns?)\b|"
+    r"\b(?:is|are) (?:wrong|broken|incorrect)\b|\b(?:fails?|crash(?:es)?|breaks)\b",
+    re.I,
+)
+"""A bug report without an imperative: a call and what it returns, what it does instead of what
+it should, or that something fails ("parse_size('1 kB') returns 1024")."""
 _READ_ONLY = re.compile(
     r"\b(don'?t|do not|without)\s+(change|chang|modify|edit|touch|writ)\w*|\bread[- ]only\b|"
     r"\bno changes\b",
@@ -87,6 +97,8 @@ def classify(objective: str) -> tuple[Surface, str] | None:
         return "question", "a question about the repository"
     if edits:
         return "editing", "asks for a change"
+    if _SYMPTOM.search(text):
+        return "editing", "reports a bug: the behaviour it describes is to be corrected"
     return None
 
 

@@ -113,6 +113,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     profile, mode = choice.profile, choice.action_mode
     limits = limits_for(profile, options.max_model_calls)
     budget.max_model_calls = limits.model_calls
+    budget.start_clock(limits.seconds)
     model_config = options.model_config
     if model_config.context_window is None and choice.window is not None:
         # Admission uses the window the server reported instead of assuming one.

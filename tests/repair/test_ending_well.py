@@ -1,0 +1,119 @@
+"""Ending well on the small profile: when guided repair finds nothing the run still ends with a
+report, within its time limit, with no stray files; a bug report without a verb is an editing
+request. The scripted model stands where the model stands."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protoagent.events import Event, MemoryStore
+from protoagent.repair.candidates import REPAIR_AGENT
+from protoagent.testing import ScriptedModel
+from protoagent.workflow.contract import Surface
+from protoagent.workflow.run import RunOptions, RunReport, run_task
+
+from .support import DATE_REPO, DATES, repo
+
+OLD = "    return int(year), int(day), int(month)"
+RIGHT = "    return int(year), int(month), int(day)"
+WRONG = "    return int(day), int(month), int(year)"
+OBJECTIVE = "fix the failing date parser test"
+
+
+def candidate(new: str) -> dict[str, Any]:
+    return {"role": REPAIR_AGENT, "text": json.dumps({"path": "dates.py", "old": OLD, "new": new})}
+
+
+def call(name: str, role: str, **arguments: Any) -> dict[str, Any]:
+    return {"role": role, "tool_calls": [{"name": name, "arguments": arguments, "id": ""}]}
+
+
+def small_run(
+    tmp_path: Path, objective: str, turns: Sequence[Mapping[str, Any]], surface: Surface | None = "editing"
+) -> tuple[RunReport, list[Event], Path]:
+    root = repo(tmp_path, DATE_REPO, git=True)
+    store = MemoryStore()
+    options = RunOptions(
+        repo=root,
+        model="scripted:inline",
+        store=store,
+        approval="auto",
+        surface=surface,
+        provider=ScriptedModel.from_lines(turns),
+        profile="small",
+        tester=False,
+        artifacts_root=tmp_path / "artifacts",
+        data_home=tmp_path / "home",
+    )
+    report = asyncio.run(run_task(objective, options))
+    return report, store.load(report.session_id), root
+
+
+def ended(events: Sequence[Event], tool: str) -> list[Event]:
+    return [e for e in events if e.type == "tool.ended" and e.payload["tool"] == tool]
+
+
+def test_a_small_profile_coder_may_not_create_a_file_the_task_does_not_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROTOAGENT_GUIDED_REPAIR", "off")
+    turns = [
+        call("coder", "architect", task="fix dates.py"),
+        call("create_file", "coder", path="fix_dates.py", content="print('hi')\n"),
+        call("report_task", "coder", status="done", summary="nothing"),
+        {"role": "architect", "text": "not fixed"},
+    ]
+    report, events, root = small_run(tmp_path, OBJECTIVE, turns)
+    [refused] = ended(events, "create_file")
+    assert refused.payload["status"] == "denied"
+    output = str(refused.payload["output"])
+    assert "names no file fix_dates.py" in output and "\n" not in output.strip()
+    assert not (root / "fix_dates.py").exists()
+    assert not report.evidence.applied
+
+
+def test_a_small_profile_coder_may_create_a_file_the_task_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROTOAGENT_GUIDED_REPAIR", "off")
+    turns = [
+        call("coder", "architect", task="write notes/CHANGES.md"),
+        call("create_file", "coder", path="notes/CHANGES.md", content="dates fixed\n"),
+        call("report_task", "coder", status="done", summary="wrote it"),
+        {"role": "architect", "text": "done"},
+    ]
+    _, events, root = small_run(tmp_path, "fix the date parser and add notes/CHANGES.md saying so", turns)
+    assert [e.payload["status"] for e in ended(events, "create_file")] == ["ok"]
+    assert (root / "notes" / "CHANGES.md").read_text() == "dates fixed\n"
+
+
+def test_after_guided_repair_finds_nothing_the_run_ends_at_its_time_limit_with_a_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROTOAGENT_RUN_SECONDS", "0.01")
+    # The Architect would go on reading for ever; the time limit stops the run before its first call.
+    reads = [call("read_file", "architect", path="dates.py") for _ in range(30)]
+    report, events, root = small_run(tmp_path, OBJECTIVE, [candidate(WRONG), *reads])
+    assert [e.payload["status"] for e in events if e.type == "repair.ended"] == ["none_passed"]
+    [failed] = [e for e in events if e.type == "model.failed"]
+    assert failed.payload["limit"] == "seconds"
+    assert [e for e in events if e.type == "model.requested" and e.agent == "architect"] == []
+    assert report.status != "completed" and not report.evidence.applied
+    assert any(e.type == "run.ended" for e in events)
+    assert sorted(p.name for p in root.iterdir() if p.name != ".git") == ["dates.py", "test_dates.py"]
+    assert (root / "dates.py").read_text() == DATES
+
+
+def test_a_bug_report_without_a_verb_is_an_editing_request_and_guided_repair_fixes_it(tmp_path: Path) -> None:
+    objective = "parse_date('2024-03-15') returns (2024, 15, 3) instead of (2024, 3, 15)"
+    report, events, root = small_run(tmp_path, objective, [candidate(RIGHT)], surface=None)
+    [contract] = [e for e in events if e.type == "run.contract"]
+    assert (contract.payload["surface"], contract.payload["source"]) == ("editing", "rules")
+    assert (root / "dates.py").read_text() == DATES.replace(OLD, RIGHT)
+    assert report.evidence.verified
