@@ -167,9 +167,9 @@ class Caller:
             if links > MAX_LINKS:
                 raise Unreadable("too many symlinks")
             if not target.startswith("/"):
-                if step.startswith("/proc/"):
+                if step.startswith("/proc/") and ":" in target.split("/")[0]:
                     return ANONYMOUS  # a magic link to a pipe, socket or anonymous inode
-                parts += target.split("/")[::-1]
+                parts += target.split("/")[::-1]  # a relative link (``/proc/mounts`` is ``self/mounts``)
                 continue
             current = "/"
             parts += target.removesuffix(" (deleted)").split("/")[::-1]
