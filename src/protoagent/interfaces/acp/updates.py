@@ -49,6 +49,7 @@ _KINDS: dict[str, ToolKind] = {
     "replace_file": "edit",
     "list_directory": "search",
     "search_regex": "search",
+    "code_context": "search",
     "execute_command": "execute",
     "shell": "execute",
     "process": "execute",
