@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -33,7 +33,9 @@ ProjectOption = Annotated[bool, typer.Option("--project", help="Write the reposi
 
 
 def _file(project: bool, repo: Path) -> Path:
-    return repo.resolve() / ".mcp.json" if project else data_home() / MCP_FILE
+    from protoagent.integrations.mcp_settings import mcp_file
+
+    return mcp_file(project, repo, data_home())
 
 
 def _fail(message: str) -> None:
@@ -83,49 +85,16 @@ def add(
 ) -> None:
     """Declare a server: 'protoagent mcp add time -- uvx mcp-server-time' or '--url https://...'."""
     try:
-        if trusted and project:
-            raise ConfigError("--trusted is for your own file only: a repository cannot trust its own servers")
-        entry = _entry(command or [], url, transport, env or [], header or [], trusted)
         from protoagent.integrations.mcp_files import add_server
+        from protoagent.integrations.mcp_settings import server_entry
+
+        entry = server_entry(command or [], url, transport, env or [], header or [], trusted, project)
 
         path = _file(project, repo)
         add_server(path, name, entry, replace=replace)
     except ConfigError as exc:
         _fail(str(exc))
     typer.echo(f"added MCP server {name!r} to {path}")
-
-
-def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
-    pairs = {}
-    for item in items:
-        key, found, value = item.partition(sep)
-        if not found or not key.strip():
-            raise ConfigError(f"{what} {item!r}: write it as KEY{sep}VALUE")
-        pairs[key.strip()] = value.strip() if sep == ":" else value
-    return pairs
-
-
-def _entry(
-    command: list[str], url: str | None, transport: str, env: list[str], header: list[str], trusted: bool
-) -> dict[str, Any]:
-    if bool(command) == bool(url):
-        raise ConfigError(
-            "give either a command (after --) or --url, e.g. 'protoagent mcp add time -- mcp-server-time'"
-        )
-    entry: dict[str, Any] = {}
-    if url:
-        entry = {"type": transport or "http", "url": url}
-        if header:
-            entry["headers"] = _pairs(header, "=", "header")
-    else:
-        entry = {"command": command[0], "args": command[1:]}
-        if transport and transport != "stdio":
-            raise ConfigError(f"--type {transport} needs --url, not a command")
-    if env:
-        entry["env"] = _pairs(env, "=", "--env")
-    if trusted:
-        entry["trusted"] = True
-    return entry
 
 
 @mcp_app.command("remove")

@@ -47,24 +47,9 @@ def _fail(message: str) -> NoReturn:
 
 
 def _entry(bundle: SkillBundle) -> dict[str, Any]:
-    return {
-        "name": bundle.name,
-        "description": bundle.description,
-        "source": bundle.source,
-        "root": str(bundle.root),
-        "path": str(bundle.skill_file),
-        "identity": bundle.identity,
-        "implicit": bundle.implicit,
-        "manual": bundle.preferences.manual,
-        "availability": {mode: bundle.available_in(mode) for mode in ("work", "coding")},
-        "preferences": {
-            "implicit": bundle.preferences.implicit,
-            "manual": bundle.preferences.manual,
-            "modes": sorted(bundle.preferences.modes),
-        },
-        "valid": bundle.valid,
-        "editable": bundle.editable,
-    }
+    from protoagent.skills.settings_service import skill_entry
+
+    return skill_entry(bundle)
 
 
 @skills_app.command("list")
@@ -128,21 +113,10 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show one skill: body, resource paths, interface and policy."""
-    from protoagent.skills.activation import task_resources
+    from protoagent.skills.settings_service import skill_detail
 
     bundle = _winner(_index(repo), name, mode)
-    data = {
-        **_entry(bundle),
-        "body": bundle.body,
-        "resources": list(task_resources(bundle)),
-        "interface": bundle.interface,
-        "policy": {
-            "allow_implicit_invocation": bundle.policy.allow_implicit_invocation,
-            "tool_dependencies": list(bundle.policy.tool_dependencies),
-        },
-        "frontmatter": bundle.frontmatter,
-        "diagnostics": [d.to_json() for d in bundle.diagnostics],
-    }
+    data = skill_detail(bundle)
     if as_json:
         typer.echo(json.dumps(data, indent=2, default=str))
         return
@@ -194,13 +168,12 @@ def validate(
 def _set_modes(name: str, mode: ModeChoice | None, repo: Path, enabled: bool) -> None:
     from protoagent.api import data_home
     from protoagent.errors import ConfigError
-    from protoagent.skills.settings_store import set_mode
+    from protoagent.skills.settings_service import set_availability
 
     bundle = _winner(_index(repo), name, mode)
     try:
-        for chosen in [mode] if mode else list(ModeChoice):
-            current = _variant(_index(repo), bundle).preferences
-            set_mode(data_home(), bundle.identity, bundle.name, current, chosen.value, enabled)
+        modes = [mode.value] if mode else ["work", "coding"]
+        set_availability(data_home(), [repo], bundle, modes, enabled)  # type: ignore[arg-type]
     except ConfigError as exc:
         _fail(str(exc))
     state = "enabled" if enabled else "disabled"

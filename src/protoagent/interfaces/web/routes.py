@@ -31,6 +31,7 @@ from protoagent.interfaces.web.requests import (
 )
 from protoagent.interfaces.web.runs import continue_starter, run_starter
 from protoagent.interfaces.web.scope import SessionScope
+from protoagent.interfaces.web.settings_routes import settings_routes
 from protoagent.interfaces.web.views import view_routes
 from protoagent.processes.live import LIVE_OUTPUT
 from protoagent.tools.approvals import ApprovalAnswer
@@ -66,6 +67,7 @@ def create_app(config: WebConfig, store: SessionStore, hub: RunHub | None = None
     view_routes(app, config, scope, hub)
     checkpoint_routes(app, scope, hub)
     _run_routes(app, config, scope, hub)
+    settings_routes(app, config)
     _pages(app)
     return app
 
