@@ -98,3 +98,16 @@ def test_a_host_socket_removed_after_the_search_does_not_stop_the_command(tmp_pa
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     print(f"T7 vanished socket: exit {done.returncode}, {done.stdout!r}, {done.stderr!r}")
     assert done.returncode == 5 and done.stdout == "started\n", "the command ran once, with its own status"
+
+
+def test_a_hidden_file_removed_before_the_mount_does_not_stop_the_command(tmp_path: Path) -> None:
+    _, scope = bwrap_profile(tmp_path)
+    secret = tmp_path / "user" / ".netrc"
+    secret.parent.mkdir()
+    secret.write_text("machine example password canary\n")
+    sandbox = select_sandbox("required", hidden=(secret,), data_home=tmp_path / "data")
+    argv = sandbox.wrap(("/bin/sh", "-c", f"cat {secret} 2>/dev/null; echo started"), scope)
+    secret.unlink()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    print(f"T7 vanished hidden file: exit {done.returncode}, {done.stdout!r}")
+    assert done.returncode == 0 and done.stdout == "started\n"

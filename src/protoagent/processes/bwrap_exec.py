@@ -1,14 +1,14 @@
-"""Bubblewrap launcher: start ``bwrap`` for one command, tolerate host sockets that vanish, and
-leave no ``.protoagent`` mount point behind.
+"""Bubblewrap launcher: start ``bwrap`` for one command, tolerate covered paths (host sockets,
+hidden files) that vanish, and leave no ``.protoagent`` mount point behind.
 
-Usage: ``bwrap_exec.py [--socket PATH]... [--mount-point PATH --lock FILE] -- BWRAP ARGS...``
+Usage: ``bwrap_exec.py [--cover PATH]... [--mount-point PATH --lock FILE] -- BWRAP ARGS...``
 
-- ``--socket``: a host socket the bwrap arguments cover with ``--ro-bind /dev/null PATH``.
-  Bubblewrap refuses to start when such a path is gone by the time it mounts (a program removed
-  its socket after the harness searched for it). The launcher asks bwrap for its JSON status;
-  when bwrap ended with status 1 and reported no exit code (so the command never started) and a
-  covered socket has vanished, it runs bwrap again without that cover (twice at most). Bwrap's
-  own one-line complaint about the first attempt stays in the output.
+- ``--cover``: a path the bwrap arguments cover with ``--ro-bind /dev/null PATH`` (a host
+  socket, a hidden file). Bubblewrap refuses to start when such a path is gone by the time it
+  mounts (a program removed its socket after the harness searched for it). The launcher asks
+  bwrap for its JSON status; when bwrap ended with status 1 and reported no exit code (so the
+  command never started) and a covered path has vanished, it runs bwrap again without that
+  cover (twice at most). Bwrap's one-line complaint about the first attempt stays in the output.
 - ``--mount-point``: the workspace's absent (or empty) ``.protoagent``, which bwrap covers with
   an empty read-only tmpfs and so creates on the host. Every launcher relying on it holds a
   shared ``flock`` on ``--lock`` (a file in the data home, out of the commands' reach) while its
@@ -17,8 +17,8 @@ Usage: ``bwrap_exec.py [--socket PATH]... [--mount-point PATH --lock FILE] -- BW
   detach that command's protection, which the lock rules out.
 
 The launcher stays the group leader and ends as bwrap ended (:mod:`exit_relay`); when the
-harness dies it kills bwrap, and bwrap's sandbox dies with it (``--die-with-parent``). Standard library
-only, run as ``python -I -S bwrap_exec.py``.
+harness dies it kills bwrap, and bwrap's sandbox dies with it (``--die-with-parent``).
+Standard library only, run as ``python -I -S bwrap_exec.py``.
 """
 
 from __future__ import annotations
@@ -39,25 +39,25 @@ ATTEMPTS = 3
 def main(args: list[str]) -> None:
     split = args.index("--") if "--" in args else len(args)
     options, bwrap = args[:split], args[split + 1 :]
-    sockets: list[str] = []
+    covers: list[str] = []
     mount_point = lock = ""
     pairs = iter(options)
     for option in pairs:
         value = next(pairs, "")
-        if option == "--socket":
-            sockets.append(value)
+        if option == "--cover":
+            covers.append(value)
         elif option == "--mount-point":
             mount_point = value
         elif option == "--lock":
             lock = value
     if not bwrap:
-        sys.stderr.write("bwrap launcher: usage: [--socket PATH]... [--mount-point PATH --lock FILE] -- BWRAP ...\n")
+        sys.stderr.write("bwrap launcher: usage: [--cover PATH]... [--mount-point PATH --lock FILE] -- BWRAP ...\n")
         raise SystemExit(126)
     relay = _sibling("exit_relay")
     relay.ignore_group_signals()
     harness = os.pidfd_open(os.getppid())
     held = _hold(lock, mount_point) if lock and mount_point else None
-    status = run(bwrap, sockets, harness)
+    status = run(bwrap, covers, harness)
     if held is not None:
         _release(held, lock, mount_point)
     relay.end_like(status)
@@ -71,18 +71,18 @@ def _sibling(name: str) -> ModuleType:
     return sys.modules[full]
 
 
-def run(bwrap: list[str], sockets: list[str], harness: int) -> int:
-    """Run bwrap (again without vanished socket covers, when that alone stopped it); its wait
+def run(bwrap: list[str], covers: list[str], harness: int) -> int:
+    """Run bwrap (again without vanished covers, when that alone stopped it); its wait
     status. ``harness``: a process descriptor of the harness, whose end stops bwrap."""
     for attempt in range(ATTEMPTS):
         status, started = _attempt(bwrap, harness)
         if started or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 1 or attempt == ATTEMPTS - 1:
             return status
-        gone = {path for path in sockets if not os.path.lexists(path)}
+        gone = {path for path in covers if not os.path.lexists(path)}
         if not gone:
             return status
         bwrap = without_covers(bwrap, gone)
-        sockets = [path for path in sockets if path not in gone]
+        covers = [path for path in covers if path not in gone]
     return status
 
 

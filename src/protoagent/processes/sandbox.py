@@ -108,8 +108,9 @@ class BwrapSandbox:
         if self.network:
             args.append("--share-net")
         launcher = [sys.executable, "-I", "-S", _BWRAP_LAUNCHER]
-        for path in sockets:
-            launcher += ["--socket", str(path)]
+        for index in range(len(args) - 2):  # hidden files and host sockets: may vanish before the mount
+            if args[index] == "--ro-bind" and args[index + 1] == "/dev/null":
+                launcher += ["--cover", args[index + 2]]
         mount_point = scope.root / ".protoagent"
         if self.locks is not None and mount_point in covered[made:]:
             digest = hashlib.sha256(os.fsencode(scope.root)).hexdigest()[:32]
