@@ -32,12 +32,14 @@ def test_a_module_that_would_write_a_file_on_import_stays_unrun(tmp_path: Path) 
     assert not list(root.rglob("PWNED"))
 
 
-def test_the_cache_lives_in_the_data_home_and_nothing_is_written_in_the_repository(tmp_path: Path) -> None:
+def test_the_cache_lives_privately_in_the_data_home_and_nothing_is_written_in_the_repository(tmp_path: Path) -> None:
     root = shop_repo(tmp_path)
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
     ask_repo(root, tmp_path / "home", "definition", "price")
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
-    assert cache_file(tmp_path / "home", root).is_file()
+    cache = cache_file(tmp_path / "home", root)
+    assert cache.is_file() and cache.parent == tmp_path / "home" / "navigation"
+    assert (cache.stat().st_mode & 0o777, cache.parent.stat().st_mode & 0o777) == (0o600, 0o700)
 
 
 def test_a_changed_file_is_parsed_again_and_an_untouched_one_is_not(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from protoagent.navigation.facts import FACTS_VERSION, FileFacts, load_facts
 from protoagent.navigation.listing import MAX_SOURCE_BYTES, list_sources, listing_holds, restamp
 from protoagent.navigation.parsing import Parsed, Source, parse_sources
 from protoagent.navigation.resolve import Resolver
+from protoagent.private_files import create_private, private_dir
 from protoagent.workspace.files import MAX_FILE_BYTES, read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 
@@ -105,7 +106,8 @@ class SymbolIndex:
         db: sqlite3.Connection | None = None
         if cache is not None:
             try:
-                cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                private_dir(cache.parent)  # symbol names and source structure are the user's alone
+                create_private(cache)
                 db = sqlite3.connect(cache, check_same_thread=False, timeout=30)
                 db.execute("PRAGMA journal_mode=WAL")
                 for statement in _SCHEMA:
