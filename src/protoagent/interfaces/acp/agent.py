@@ -62,7 +62,7 @@ class _Session:
     """Whether the session has a log yet (its first prompt made one, or it was loaded)."""
     run: asyncio.Task[Any] | None = None
     cancelled: bool = False
-    queue: asyncio.Queue[Update | Any] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[Update] = field(default_factory=asyncio.Queue)
     translator: UpdateTranslator = field(default_factory=UpdateTranslator)
     """One fold for the session's life, so tool call ids stay unique across its prompts."""
     sender: asyncio.Task[None] | None = None

@@ -22,6 +22,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     FileEditToolCallContent,
     PlanEntry,
     ToolCallLocation,
@@ -34,7 +35,15 @@ from acp.schema import (
 
 from protoagent.events.types import Event
 
-Update = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
+Update = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AvailableCommandsUpdate
+)
 
 MAIN_AGENTS = frozenset({"architect", "main"})
 """Agents whose words are the reply; workers' words are shown as thoughts."""
