@@ -70,7 +70,7 @@ ARCHITECT_TIER = (
 """The Coding workflow lead's tools; the run drops those its profile or team does not use.
 ``task_status`` (the record is in every request already) and ``worker_packet`` (assignments carry
 the source they name) are not offered by default; an agent file's ``tools`` can add them."""
-WORK_TIER = (*READ_TOOLS, *WRITE_TOOLS, "shell")
+WORK_TIER = (*READ_TOOLS, *WRITE_TOOLS, "shell", "preview")
 """Tools the Work tier offers by default (the session workspace is the only root)."""
 
 PROFILES: tuple[AgentDefinition, ...] = (

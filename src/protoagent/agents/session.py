@@ -18,6 +18,7 @@ from protoagent.hooks.pipeline import HookPipeline
 from protoagent.hooks.projection import PROJECTION_OWNER
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
+from protoagent.processes.preview import PREVIEWS, PreviewRegistry
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.tools import process_tool_available
 from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Policy, rules_from_events
@@ -30,11 +31,12 @@ from protoagent.workspace.paths import EXTRA_ROOTS
 def builtin_tools() -> list[AnyTool]:
     """Every first-party tool, instantiated. Presets pick from these by exact name."""
     from protoagent.navigation.tool import NAVIGATION_TOOLS
+    from protoagent.processes.preview import PREVIEW_TOOLS
     from protoagent.processes.tools import PROCESS_TOOLS
     from protoagent.tools.recall import RECALL_TOOLS
     from protoagent.workspace.tools import WORKSPACE_TOOLS
 
-    return [cls() for cls in (*WORKSPACE_TOOLS, *NAVIGATION_TOOLS, *PROCESS_TOOLS, *RECALL_TOOLS)]
+    return [cls() for cls in (*WORKSPACE_TOOLS, *NAVIGATION_TOOLS, *PROCESS_TOOLS, *PREVIEW_TOOLS, *RECALL_TOOLS)]
 
 
 @dataclass(slots=True)
@@ -101,13 +103,19 @@ class AgentSession:
         """This run's claim on the session, released by ``close``."""
 
     def close(self) -> None:
-        """End the session: every tracked process group is terminated, then the session is given back."""
+        """End the session: every tracked process group and preview server is terminated, then the
+        session is given back."""
         registry = self.spec.services.get("processes")
+        previews = self.spec.services.get(PREVIEWS)
         try:
             if isinstance(registry, ProcessRegistry):
                 registry.shutdown()
         finally:
-            self.lease.release()
+            try:
+                if isinstance(previews, PreviewRegistry):
+                    previews.shutdown()
+            finally:
+                self.lease.release()
 
     def offered_tools(self, names: Sequence[str], agent: str) -> tuple[str, ...]:
         """The role's tools, tools activated by the skills ``agent`` loaded, ``recall`` for a role with
@@ -180,6 +188,7 @@ class AgentSession:
         artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"
         artifacts = artifacts_root / log.session_id
         spec.services.setdefault("processes", ProcessRegistry())
+        spec.services.setdefault(PREVIEWS, PreviewRegistry())  # apart from the model's command processes
         spec.services["session_log"] = log  # read by ``recall``
         if extra:
             spec.services[EXTRA_ROOTS] = extra
