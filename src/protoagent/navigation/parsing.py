@@ -1,19 +1,23 @@
 """Parsing many files for the index: in worker processes when there are enough, within a deadline.
 
-A worker only turns bytes into facts (``ast`` or tree-sitter); it reads no file and runs nothing
-of the project. Files left when the deadline passes are not parsed (the caller counts them).
+A worker is a fresh interpreter running this module: it only turns bytes into facts (``ast`` or
+tree-sitter), reads no file and runs nothing of the project; batches go in and rows come out as
+``marshal`` frames over its pipes. Files left when the deadline passes are not parsed (the caller
+counts them). Without workers (no second core, a worker that cannot start) parsing stays here.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import marshal
 import os
+import select
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import IO, Any
 
 from protoagent.navigation.facts import FileFacts, dump_facts
 from protoagent.navigation.js_facts import js_facts
@@ -64,10 +68,6 @@ def parse_source(source: Source) -> Parsed:
     )
 
 
-def _parse_batch(batch: Sequence[Source]) -> list[Parsed]:
-    return [parse_source(s) for s in batch]
-
-
 def parse_sources(sources: Sequence[Source], deadline: float) -> Iterator[Parsed]:
     """Parse ``sources`` until ``deadline`` (at least one batch), in workers when it pays."""
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
@@ -75,13 +75,14 @@ def parse_sources(sources: Sequence[Source], deadline: float) -> Iterator[Parsed
         yield from _serial(sources, deadline)
         return
     batches = [sources[i : i + BATCH_FILES] for i in range(0, len(sources), BATCH_FILES)]
-    done = 0
+    done: set[str] = set()
     try:
         for parsed in _parallel(batches, workers, deadline):
-            done += 1
+            done.add(parsed.path)
             yield parsed
-    except (BrokenProcessPool, OSError):
-        yield from _serial(sources[done:], deadline)  # no workers here: parse in this process
+    except (OSError, ValueError, EOFError):
+        # No workers here (or one died): what is left is parsed in this process.
+        yield from _serial([s for s in sources if s.path not in done], deadline)
 
 
 def _serial(sources: Sequence[Source], deadline: float) -> Iterator[Parsed]:
@@ -92,24 +93,110 @@ def _serial(sources: Sequence[Source], deadline: float) -> Iterator[Parsed]:
 
 
 def _parallel(batches: list[Sequence[Source]], workers: int, deadline: float) -> Iterator[Parsed]:
-    # Forked workers start at once and share what is loaded; elsewhere fork is unsafe, so spawn.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
-    pending: dict[Future[list[Parsed]], int] = {}
+    """Batches handed to worker interpreters as they come free; none after the deadline."""
     queue = list(reversed(batches))
+    procs = [_start_worker() for _ in range(min(workers, len(batches)))]
+    busy: dict[int, subprocess.Popen[bytes]] = {}
     try:
-        while queue or pending:
-            while queue and len(pending) < 2 * workers and (not pending or time.monotonic() <= deadline):
-                batch = queue.pop()
-                pending[pool.submit(_parse_batch, batch)] = len(batch)
-            if time.monotonic() > deadline:
-                queue.clear()
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                pending.pop(future)
-                yield from future.result()
+        for proc in procs:
+            _send(proc, queue.pop())
+            busy[_stdout(proc).fileno()] = proc
+        while busy:
+            ready, _, _ = select.select(list(busy), [], [])
+            for fd in ready:
+                proc = busy.pop(fd)
+                yield from (Parsed(*row) for row in _receive(proc))
+                if queue and time.monotonic() <= deadline:
+                    _send(proc, queue.pop())
+                    busy[fd] = proc
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for proc in busy.values():
+            proc.kill()  # left mid-batch (the caller stopped early): its output is not wanted
+        for proc in procs:
+            _stop_worker(proc)
+
+
+def _start_worker() -> subprocess.Popen[bytes]:
+    # A fresh interpreter that imports only this module: not a fork of this process and its
+    # threads, and never the program's main module again (as spawn would); -P keeps the working
+    # folder off sys.path, and the working folder is not the repository.
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", __name__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=tempfile.gettempdir(),
+    )
+
+
+def _stop_worker(proc: subprocess.Popen[bytes]) -> None:
+    """End of input ends the worker; one that does not end in time is killed. Pipes are closed."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _stdout(proc: subprocess.Popen[bytes]) -> IO[bytes]:
+    if proc.stdout is None:
+        raise OSError("worker has no output pipe")
+    return proc.stdout
+
+
+def _send(proc: subprocess.Popen[bytes], batch: Sequence[Source]) -> None:
+    if proc.stdin is None:
+        raise OSError("worker has no input pipe")
+    _write_frame(proc.stdin, [(s.path, s.revision, s.module, s.data) for s in batch])
+
+
+def _receive(proc: subprocess.Popen[bytes]) -> list[tuple[Any, ...]]:
+    rows = _read_frame(_stdout(proc))
+    if rows is None:
+        raise EOFError("a parse worker ended early")
+    return list(rows)
+
+
+def _write_frame(stream: IO[bytes], value: Any) -> None:
+    blob = marshal.dumps(value)
+    stream.write(len(blob).to_bytes(8, "big") + blob)
+    stream.flush()
+
+
+def _read_frame(stream: IO[bytes]) -> Any:
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    size = int.from_bytes(head, "big")
+    blob = stream.read(size)
+    if len(blob) < size:
+        return None
+    return marshal.loads(blob)
+
+
+def serve() -> None:
+    """A worker's loop: batches of sources in, their parsed rows out, until input ends."""
+    while (batch := _read_frame(sys.stdin.buffer)) is not None:
+        rows = []
+        for path, revision, module, data in batch:
+            parsed = parse_source(Source(path, revision, module, data))
+            rows.append(
+                (
+                    parsed.path,
+                    parsed.revision,
+                    parsed.module,
+                    parsed.blob,
+                    parsed.keys,
+                    parsed.definitions,
+                    parsed.error,
+                )
+            )
+        _write_frame(sys.stdout.buffer, rows)
 
 
 def index_keys(facts: FileFacts) -> set[str]:
@@ -121,3 +208,7 @@ def index_keys(facts: FileFacts) -> set[str]:
         keys.update(original for _, original in scope.imports.values() if original)
     keys.update(chain[-1] for chain in facts.aliases.values())
     return keys
+
+
+if __name__ == "__main__":
+    serve()
