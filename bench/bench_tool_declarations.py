@@ -10,7 +10,9 @@ compact JSON (``separators=(",", ":")``), per tool and in total, for the Archite
 request and the Coder's request, beside the same figures measured before the declarations were
 cut (``BEFORE_TOOLS``: with ``code_context`` added, before task_status and worker_packet left the
 default offer, review_criteria was declared only after a change and the descriptions were cut).
-The issue's target: the Architect's at most 2,500 bytes.
+A second run of the same path, unbatched (the Architect runs its check in a request of its own
+after the change), shows what the Architect is declared after a change (``plan_task`` out,
+``review_criteria`` in). The issue's target: the Architect's at most 2,500 bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from protoagent.events import MemoryStore
 from protoagent.models.openai_compat import build_request
+from protoagent.models.types import ModelRequest
 from protoagent.testing import ScriptedModel
 from protoagent.workflow.run import RunOptions, run_task
 
@@ -57,7 +60,8 @@ BEFORE_TOOLS = {
 """Per tool, compact JSON bytes before this cut (5,450 bytes for the Architect, 2,454 for Coder)."""
 
 
-def _script(source: str) -> list[dict[str, Any]]:
+def _script(source: str, *, batched: bool = True) -> list[dict[str, Any]]:
+    """The happy path; unbatched, the Architect runs its check in a second request after the change."""
     number = f"{source.splitlines(keepends=True).index(WRONG) + 1:>4}| "
     edit = {
         "path": "dates.py",
@@ -66,23 +70,22 @@ def _script(source: str) -> list[dict[str, Any]]:
         "expected_revision": hashlib.sha256(source.encode()).hexdigest(),
     }
     assign = {"task": "In dates.py parse_date returns (year, day, month); return (year, month, day)."}
+    verify = {"name": "run_check", "arguments": {"check_id": "unittest", "phase": "verify"}}
+    delegate = {"name": "coder", "arguments": assign}
+    coder = {
+        "role": "coder",
+        "text": "",
+        "tool_calls": [
+            {"name": "edit_file", "arguments": edit},
+            {"name": "report_task", "arguments": {"status": "done", "summary": "fixed the order"}},
+        ],
+    }
+    if batched:
+        return [{"role": "architect", "text": "", "tool_calls": [delegate, verify]}, coder]
     return [
-        {
-            "role": "architect",
-            "text": "",
-            "tool_calls": [
-                {"name": "coder", "arguments": assign},
-                {"name": "run_check", "arguments": {"check_id": "unittest", "phase": "verify"}},
-            ],
-        },
-        {
-            "role": "coder",
-            "text": "",
-            "tool_calls": [
-                {"name": "edit_file", "arguments": edit},
-                {"name": "report_task", "arguments": {"status": "done", "summary": "fixed the order"}},
-            ],
-        },
+        {"role": "architect", "text": "", "tool_calls": [delegate]},
+        coder,
+        {"role": "architect", "text": "", "tool_calls": [verify]},
     ]
 
 
@@ -90,11 +93,11 @@ def _compact(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":")))
 
 
-def main() -> None:
+def _requests(*, batched: bool) -> tuple[str, list[ModelRequest]]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "date-parser"
         shutil.copytree(EXAMPLE, repo)
-        model = ScriptedModel.from_lines(_script((repo / "dates.py").read_text()))
+        model = ScriptedModel.from_lines(_script((repo / "dates.py").read_text(), batched=batched))
         options = RunOptions(
             repo=repo,
             model="scripted:inline",
@@ -105,10 +108,19 @@ def main() -> None:
             data_home=Path(tmp) / "home",
         )
         report = asyncio.run(run_task(OBJECTIVE, options))
-    print(f"run: {report.status}, {len(model.requests)} requests")
+    return report.status, model.requests
+
+
+def _body(request: ModelRequest) -> dict[str, Any]:
+    return build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object")
+
+
+def main() -> None:
+    status, requests = _requests(batched=True)
+    print(f"run: {status}, {len(requests)} requests")
     for role in ("architect", "coder"):
-        request = next(r for r in model.requests if r.agent_role == role)
-        body = build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object")
+        request = next(r for r in requests if r.agent_role == role)
+        body = _body(request)
         tools = body.get("tools", [])
         total = _compact(tools)
         before = BEFORE_TOOLS[role]
@@ -123,6 +135,11 @@ def main() -> None:
             print(f"  {now}  (before {was})  {name}")
         if role == "architect":
             print(f"  target <= {TARGET} B: {'met' if total <= TARGET else 'not met'}")
+    _, unbatched = _requests(batched=False)
+    later = [r for r in unbatched if r.agent_role == "architect"][-1]
+    tools = _body(later).get("tools", [])
+    names = ", ".join(t["function"]["name"] for t in tools)
+    print(f"architect after the change (unbatched run's 2nd request): {len(tools)} tools, {_compact(tools)} B: {names}")
 
 
 if __name__ == "__main__":
