@@ -37,7 +37,7 @@ def test_copying_the_tests_expected_literal_into_the_source_is_refused() -> None
 
 def test_the_applied_span_is_widened_until_it_occurs_once() -> None:
     text = "def a():\n    return 1\n\n\ndef b():\n    return 1\n"
-    old, new = exact_span(text, edit("    return 2", old="    return 1", line=6))
+    old, new = exact_span(text, [edit("    return 2", old="    return 1", line=6)])
     assert text.count(old) == 1
     assert text.replace(old, new) == replace_line(text, edit("    return 2", old="    return 1", line=6))
 

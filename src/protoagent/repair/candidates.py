@@ -50,6 +50,11 @@ class RepairFocus:
     function: SourceFunction
     lines: tuple[int, ...]
     """Line numbers (in ranked order) that ``old`` may name."""
+    skip: int = 0
+    """Of each line's candidates, in the model's order, the first ``skip`` were offered in an
+    earlier pass of the search: a source that goes line by line passes over them."""
+    take: int | None = None
+    """Candidates per line in this pass, at most (``None``: as many as the model has)."""
 
 
 class CandidateSource(Protocol):
@@ -95,12 +100,15 @@ def reindent(old: str, new: str) -> str:
 
 
 def line_prompt(focus: RepairFocus, line: int) -> str:
-    """The request for one line: the numbered function, the failing assertion, the line now."""
+    """The request for one line: the numbered function, the failing assertion, the line now.
+    Everything but the last sentences is the same for every line of the function, so a local
+    model evaluates it once and only the line's own request per line."""
     old = focus.function.line(line).strip()
     return (
-        f"This Python function from {focus.function.path} has a bug on line {line}.\n\n"
+        f"This Python function from {focus.function.path} has a bug.\n\n"
         f"{focus.function.numbered()}\n\nA test fails:\n{focus.localization.evidence()}\n\n"
-        f"Write the fixed line {line}. The line now is:\n{old}\nReply with the fixed line only."
+        f"The bug is on line {line}. Write the fixed line {line}. The line now is:\n{old}\n"
+        "Reply with the fixed line only."
     )
 
 
@@ -124,6 +132,8 @@ class ProviderCandidates:
     temperature: float = 0.8
 
     async def propose(self, focus: RepairFocus) -> AsyncIterator[CandidateEdit]:
+        if focus.skip:
+            return  # every reply was offered in the first pass (it chooses among all lines itself)
         schema = edit_schema(focus)
         for _ in range(self.attempts):
             request = ModelRequest(
@@ -162,6 +172,8 @@ def _parse(focus: RepairFocus, reply: str) -> CandidateEdit | None:
     return admissible(focus, data.get("path"), data.get("old"), data.get("new"))
 
 
-def focus_on(localization: Localization, function: SourceFunction, limit: int = 6) -> RepairFocus:
-    """The focus for ``function``: its ``limit`` best-ranked lines."""
-    return RepairFocus(localization, function, function.ranked[:limit])
+def focus_on(
+    localization: Localization, function: SourceFunction, skip: int = 0, take: int | None = None
+) -> RepairFocus:
+    """The focus for ``function``: every ranked line, the per-line window ``skip``/``take``."""
+    return RepairFocus(localization, function, function.ranked, skip, take)

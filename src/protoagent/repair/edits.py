@@ -1,9 +1,10 @@
 """What a candidate edit does to a file, and which candidates are worth a check run.
 
-A candidate replaces one line. The model's line is cut where its code ends (a small model often
-goes on in prose), must leave the file parseable, must change something, and must not copy a
-literal from the failing test into the source (that passes the test and fixes nothing). The
-edit reaches ``edit_file`` as an exact span that occurs once in the file.
+A candidate replaces one line (a two-line candidate is two of them). The model's line is cut
+where its code ends (a small model often goes on in prose), must leave the file parseable, must
+change something, and must not copy a literal from the failing test into the source (that passes
+the test and fixes nothing). The edit reaches ``edit_file`` as an exact span that occurs once in
+the file.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import builtins
 import contextlib
 import io
 import tokenize
+from collections.abc import Sequence
 from dataclasses import replace
 
 from protoagent.repair.candidates import CandidateEdit
@@ -130,16 +132,17 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
-def exact_span(text: str, edit: CandidateEdit) -> tuple[str, str]:
-    """``old`` and ``new`` for ``edit_file``: the line, widened by neighbouring lines until the
-    old text occurs exactly once in the file."""
+def exact_span(text: str, edits: Sequence[CandidateEdit]) -> tuple[str, str]:
+    """``old`` and ``new`` for ``edit_file``: the lines from the first edit's to the last's, widened
+    by neighbouring lines until the old text occurs exactly once in the file."""
     lines = text.splitlines(keepends=True)
-    index = edit.line - 1
-    first, last = index, index
+    top, bottom = min(e.line for e in edits) - 1, max(e.line for e in edits) - 1
+    first, last = top, bottom
     while True:
         old = "".join(lines[first : last + 1]).rstrip("\r\n")
         if text.count(old) == 1 or (first == 0 and last == len(lines) - 1):
             break
         first, last = max(0, first - 1), min(len(lines) - 1, last + 1)
-    new = "".join([*lines[first:index], edit.new + "\n", *lines[index + 1 : last + 1]]).rstrip("\r\n")
-    return old, new
+    replaced = {e.line - 1: e.new for e in edits}
+    region = [replaced[i] + "\n" if i in replaced else lines[i] for i in range(first, last + 1)]
+    return old, "".join(region).rstrip("\r\n")

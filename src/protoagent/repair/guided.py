@@ -1,8 +1,9 @@
 """Guided repair for the small profile: the harness localizes, the model proposes, the checks decide.
 
 When the baseline fails, the failing check's output is localized to a few source functions
-(``repair.localize``). For each, the model proposes one-line edits of that function
-(``repair.candidates``); each is tried in a scratch copy of the workspace inside the run's sandbox
+(``repair.localize``) whose every line is ranked (``repair.ranking``). The model proposes one-line
+edits of those lines (``repair.candidates``); the search (``repair.search``) tries them, and
+pairs of them in one function, in a scratch copy of the workspace inside the run's sandbox
 (``repair.scratch``): the failing checks first, then the other selected checks. The first
 candidate under which every selected check passes is applied to the real workspace as Coder's
 ``edit_file`` call through the session's pipeline (approval, revision guard, receipt). Every
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,11 +31,12 @@ from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
 from protoagent.processes.command import NO_SANDBOX
 from protoagent.processes.sandbox import asks_each_command
-from protoagent.repair.candidates import CandidateEdit, CandidateSource, ProviderCandidates, focus_on
-from protoagent.repair.edits import code_prefix, copies_expected_value, exact_span, replace_line
+from protoagent.repair.candidates import CandidateEdit, CandidateSource, ProviderCandidates
+from protoagent.repair.edits import exact_span
 from protoagent.repair.local_candidates import local_source
 from protoagent.repair.localize import Localization, localize
 from protoagent.repair.scratch import ScratchWorkspace
+from protoagent.repair.search import Candidate, Search, SearchState
 from protoagent.tools.approvals import ApprovalRequest
 from protoagent.workspace.confined import read_confined
 
@@ -44,9 +46,6 @@ MAX_CANDIDATES = 40
 """Candidates tried in scratch checks, at most, per repair."""
 MAX_SECONDS = 80.0
 """Seconds a repair may search before it gives the phase back to the Architect."""
-MAX_CHECK_SECONDS = 30.0
-"""A scratch check that runs longer than this counts as failing."""
-LINES_PER_FUNCTION = 4
 
 Status = Literal["applied", "none_passed", "not_applied", "not_localized", "skipped", "model_failed"]
 
@@ -67,7 +66,8 @@ class RepairOutcome:
     """Candidates whose checks ran in the scratch copy."""
     proposed: int = 0
     """Candidates the model proposed (syntax errors and repeats included)."""
-    passed: CandidateEdit | None = None
+    passed: tuple[CandidateEdit, ...] = ()
+    """The passing candidate: one edit, or two of the same function."""
 
     @property
     def applied(self) -> bool:
@@ -95,14 +95,15 @@ async def guided_repair(
     source: CandidateSource | None = None,
     budget: RepairBudget = RepairBudget(),
 ) -> RepairOutcome:
-    """Search for a one-line fix of a failing baseline and apply the first that passes every
+    """Search for a one- or two-line fix of a failing baseline and apply the first that passes every
     check in ``selected``; the outcome is recorded as ``repair.ended``."""
     if not _failing_baseline(session.log.events):
         return RepairOutcome("skipped", "the baseline did not fail")
     outcome = await _repair(session, selected, source, budget)
     payload = {"status": outcome.status, "reason": outcome.reason, "tried": outcome.tried}
     payload["proposed"] = outcome.proposed
-    payload["passed"] = outcome.passed.to_json() if outcome.passed is not None else None
+    payload["passed"] = outcome.passed[0].to_json() if outcome.passed else None
+    payload["also"] = [e.to_json() for e in outcome.passed[1:]]
     session.log.append("repair.ended", payload, agent="repair")
     return outcome
 
@@ -119,7 +120,7 @@ async def _approve_scratch_checks(
         tool="run_check",
         effect="execute",
         preview=(
-            f"guided repair: apply up to {budget.candidates} model-written one-line edits, one at a time, "
+            f"guided repair: apply up to {budget.candidates} model-written one- or two-line edits, one at a time, "
             f"to a scratch copy of the workspace and run the checks {ids} there"
         ),
         agent="repair",
@@ -174,7 +175,7 @@ async def _repair(
         except ProviderError as exc:
             # The model failed (its process crashed): the repair ends, the run goes on and reports.
             return RepairOutcome("model_failed", f"the model failed: {exc}")
-    if outcome.passed is None:
+    if not outcome.passed:
         return outcome
     return await _apply(session, outcome)
 
@@ -215,8 +216,7 @@ def _started(localization: Localization, checks: Sequence[CheckSpec]) -> dict[st
         "failed_tests": list(localization.failed_tests),
         "assertion": localization.evidence(),
         "functions": [
-            {"path": f.path, "name": f.name, "start": f.start, "lines": list(f.ranked[:LINES_PER_FUNCTION])}
-            for f in localization.functions
+            {"path": f.path, "name": f.name, "start": f.start, "lines": list(f.ranked)} for f in localization.functions
         ],
         "check_ids": [c.id for c in checks],
     }
@@ -230,68 +230,23 @@ async def _search(
     checks: Sequence[CheckSpec],
     budget: RepairBudget,
 ) -> RepairOutcome:
-    started = time.monotonic()
-    outcome = RepairOutcome("none_passed", "no candidate passed the checks")
-    seen: set[tuple[str, int, str]] = set()
-    for function in localization.functions:
-        original = scratch.read(function.path)
-        proposals = source.propose(focus_on(localization, function, LINES_PER_FUNCTION))
-        async for edit in proposals:
-            outcome.proposed += 1
-            if outcome.tried >= budget.candidates or time.monotonic() - started > budget.seconds:
-                outcome.reason = f"the budget ran out ({outcome.tried} candidates, {budget.seconds:g} s)"
-                await _close(proposals)
-                return outcome
-            usable = code_prefix(original, edit)
-            if usable is None or (edit.path, edit.line, usable.new) in seen:
-                continue
-            if copies_expected_value(usable, localization):
-                continue
-            edit = usable
-            seen.add((edit.path, edit.line, edit.new))
-            text = replace_line(original, edit)
-            outcome.tried += 1
-            scratch.write(edit.path, text)
-            try:
-                verdict = await _run_checks(scratch, checks, budget.seconds - (time.monotonic() - started))
-            finally:
-                scratch.write(edit.path, original)
-            session.log.append(
-                "repair.candidate",
-                {"index": outcome.tried, **edit.to_json(), "passed": verdict is None, "failed_check": verdict},
-                agent="repair",
-            )
-            if verdict is None:
-                outcome.passed = edit
-                outcome.reason = f"candidate {outcome.tried} passed every selected check in the scratch copy"
-                await _close(proposals)
-                return outcome
-    return outcome
+    def record(index: int, edits: Candidate, failed: str | None) -> None:
+        payload = {"index": index, **edits[0].to_json(), "also": [e.to_json() for e in edits[1:]]}
+        session.log.append(
+            "repair.candidate", {**payload, "passed": failed is None, "failed_check": failed}, agent="repair"
+        )
 
-
-async def _close(proposals: AsyncIterator[CandidateEdit]) -> None:
-    """Stop a source early (its model work ends with it)."""
-    close = getattr(proposals, "aclose", None)
-    if close is not None:
-        await close()
-
-
-async def _run_checks(scratch: ScratchWorkspace, checks: Sequence[CheckSpec], left_s: float) -> str | None:
-    """The first check that does not pass with the candidate in place, or ``None`` when all pass."""
-    for check in checks:
-        run = await scratch.run(check, max(1.0, min(MAX_CHECK_SECONDS, left_s)))
-        if not run.passed:
-            return check.id
-    return None
+    state = SearchState(time.monotonic(), budget.candidates, budget.seconds)
+    await Search(scratch, localization, source, checks, state, record).run()
+    return RepairOutcome("none_passed", state.reason, state.tried, state.proposed, state.passed)
 
 
 async def _apply(session: AgentSession, outcome: RepairOutcome) -> RepairOutcome:
     """Apply the passing candidate as Coder's ``edit_file`` call through the governed pipeline."""
-    edit = outcome.passed
-    assert edit is not None
-    data = read_confined(session.root, edit.path)
-    old, new = exact_span(data.decode("utf-8"), edit)
-    arguments = {"path": edit.path, "old": old, "new": new, "expected_revision": hashlib.sha256(data).hexdigest()}
+    edits = outcome.passed
+    data = read_confined(session.root, edits[0].path)
+    old, new = exact_span(data.decode("utf-8"), edits)
+    arguments = {"path": edits[0].path, "old": old, "new": new, "expected_revision": hashlib.sha256(data).hexdigest()}
     result = await session.pipeline.run(
         ToolCall(f"repair_{outcome.tried}", "edit_file", arguments), agent="coder", allowed=("edit_file",)
     )

@@ -1,6 +1,7 @@
 """Candidates from the embedded model, decoded in its worker process one line at a time.
 
-For each line the harness ranked, the model is shown the numbered function, the failing
+For each line the harness ranked (in the window of the focus's pass: the first two of every
+line, then the rest), the model is shown the numbered function, the failing
 assertion and the line as it is now, and writes the replacement line: its greedy line first,
 then lines that depart from the old one where the model itself ranks another token high, the
 rest written by the model (``llama_sampling.line_variants``, run by ``local_worker``). Lines
@@ -52,11 +53,15 @@ class LocalLineCandidates:
                     "seed": self.seed + line,
                 }
                 handle = (await asyncio.to_thread(worker.request, opened, stop=stop))["handle"]
-                while True:
+                written = 0
+                while focus.take is None or written < focus.skip + focus.take:
                     reply = await asyncio.to_thread(worker.request, {"op": "next", "handle": handle}, stop=stop)
                     new = reply["line"]
                     if new is None:
                         break
+                    written += 1
+                    if written <= focus.skip:
+                        continue  # offered in an earlier pass
                     edit = admissible(focus, focus.function.path, focus.function.line(line), str(new))
                     if edit is not None:
                         yield edit

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.checks.failures import failed_tests
+from protoagent.repair.ranking import rank_lines
 from protoagent.repair.resolve import Definition, Function, Resolver
 from protoagent.workspace.confined import read_confined
 
@@ -58,8 +59,9 @@ class SourceFunction:
     lines: tuple[str, ...]
     """The function's lines, without line endings."""
     ranked: tuple[int, ...]
-    """Line numbers a repair may replace, most likely first (traceback lines, then returns,
-    then the rest from the bottom up); the ``def`` line, docstrings, comments and blanks are left out."""
+    """Every line a repair may replace, most likely first (``repair.ranking``: traceback, data
+    flow to the returned value, literals and returned names, branches); the ``def`` line,
+    docstrings, comments and blanks are left out."""
 
     def numbered(self) -> str:
         """The function as the model sees it: each line after its file line number."""
@@ -248,14 +250,12 @@ def _source_function(path: str, node: Function, lines: list[str], hot: set[int])
     first = node.body[0]
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         skip |= set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    returns = {n.lineno for n in ast.walk(node) if isinstance(n, ast.Return)}
     editable = [
         n
         for n in range(max(body_start, top), end + 1)
         if n not in skip and lines[n - 1].strip() and not _comment(lines[n - 1])
     ]
-    ranked = sorted(editable, key=lambda n: (n not in hot, n not in returns, -n))
-    return SourceFunction(path, node.name, top, tuple(lines[top - 1 : end]), tuple(ranked))
+    return SourceFunction(path, node.name, top, tuple(lines[top - 1 : end]), rank_lines(node, editable, hot))
 
 
 def _comment(line: str) -> bool:

@@ -121,6 +121,8 @@ def guided_repair_notes(events: Sequence[Event]) -> list[str]:
     if isinstance(passed, dict):
         new = str(passed.get("new", "")).strip()
         line += f"; candidate {tried} passed: {passed.get('path')} line {passed.get('line')} -> {new!r}"
+        for also in payload.get("also") or []:  # a two-line fix
+            line += f" and line {also.get('line')} -> {str(also.get('new', '')).strip()!r}"
         if payload.get("status") != "applied":
             line += f" ({payload.get('reason')})"
         return [line]
