@@ -111,3 +111,16 @@ def test_many_files_are_parsed_in_worker_processes_with_the_same_answers(tmp_pat
     index.close()
     found = ask_repo(root, tmp_path / "home", "callers", "step42")
     assert [(h.path, h.line, h.symbol) for h in found.results] == [("steps/s41.py", 5, "steps.s41.step41")]
+
+
+def test_two_indexes_on_one_cache_file_both_refresh_without_conflict(tmp_path: Path) -> None:
+    root = shop_repo(tmp_path)
+    first, second = SymbolIndex(root, tmp_path / "cache.sqlite"), SymbolIndex(root, tmp_path / "cache.sqlite")
+    assert second.refresh().parsed == 5  # as a second process that read the cache before the first wrote
+    assert first.refresh().parsed == 0
+    (root / "shop" / "new.py").write_text("def fresh():\n    pass\n")
+    first.refresh()
+    second.refresh()
+    assert second.definitions_named("fresh") == [("shop/new.py", "fresh", "function", 1, 2)]
+    first.close()
+    second.close()

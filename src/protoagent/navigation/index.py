@@ -157,7 +157,10 @@ class SymbolIndex:
 
     def _sync(self, root_fd: int, known: dict[str, tuple[str, str, str]], deadline: float) -> tuple[int, int, int, int]:
         stamps = self._listing(root_fd, known)
-        modules = self._paths if set(self._paths) == set(stamps) else module_names(stamps)
+        if stamps.keys() == known.keys():  # the same files: the module names they were stored with hold
+            modules = {path: known[path][2] for path in stamps}
+        else:
+            modules = module_names(stamps)
         gone = [p for p in known if p not in stamps]
         sources: list[Source] = []
         for path, stamp in stamps.items():
@@ -173,7 +176,7 @@ class SymbolIndex:
                 sources.append(source)
         parsed = 0
         for result in parse_sources(sources, deadline):
-            self._store(result, stamps[result.path], replace=result.path in known)
+            self._store(result, stamps[result.path])
             parsed += 1
         for path in gone:
             self._forget(path)
@@ -200,10 +203,10 @@ class SymbolIndex:
         self._db.executemany("INSERT INTO folders VALUES (?, ?)", listing.folders.items())
         return listing.files
 
-    def _store(self, parsed: Parsed, stamp: str, *, replace: bool) -> None:
+    def _store(self, parsed: Parsed, stamp: str) -> None:
+        """Replace whatever is stored for the file (another process may have stored it meanwhile)."""
         path = parsed.path
-        if replace:
-            self._forget(path)
+        self._forget(path)
         self._db.execute(
             "INSERT INTO files VALUES (?, ?, ?, ?, ?)", (path, parsed.revision, stamp, parsed.module, parsed.blob)
         )

@@ -1,9 +1,9 @@
 """Which source files the index covers, and a cheap way to tell that the listing has not changed.
 
 The files are the ones search visits (``workspace.search.visible_files``: git's ignore rules, no
-``.git``, nothing run). Every walked folder is kept with a stamp of its own mtime and of its
-``.gitignore``: a file added, removed or renamed changes its folder's mtime, and an edited ignore
-file changes its stamp. While every stamp holds, the listing holds, and a refresh only stats the
+``.git``, nothing run). Every walked folder and every ignore file is kept with a stamp (mode,
+size, mtime, inode): a file added, removed or renamed changes its folder's mtime, and an edited
+ignore file changes its own stamp. While every stamp holds, the listing holds, and a refresh only stats the
 known files instead of walking the tree again.
 """
 
@@ -27,7 +27,7 @@ class Listing:
     files: dict[str, str]
     """Source file -> stamp (size, mtime, inode)."""
     folders: dict[str, str]
-    """Walked folder (and the exclude file) -> stamp."""
+    """Walked folder, existing ignore file and the exclude file -> stamp."""
 
 
 def is_source(path: str) -> bool:
@@ -43,19 +43,22 @@ def list_sources(root_fd: int) -> Listing:
             found = file_stamp(root_fd, path)
             if found is not None:
                 files[path] = found
-    folders = {folder: folder_stamp(root_fd, folder) for folder in walked}
-    folders[EXCLUDE_FILE] = _stamp(root_fd, EXCLUDE_FILE)
-    return Listing(files, folders)
+    watched = {folder: _stamp(root_fd, folder) for folder in walked}
+    for folder in walked:  # an ignore file edited in place leaves its folder's mtime as it was
+        ignore = posixpath.normpath(posixpath.join(folder, ".gitignore"))
+        held = _stamp(root_fd, ignore)
+        if held != "-":
+            watched[ignore] = held
+    watched[EXCLUDE_FILE] = _stamp(root_fd, EXCLUDE_FILE)
+    return Listing(files, watched)
 
 
-def listing_holds(root_fd: int, folders: dict[str, str]) -> bool:
-    """Whether no walked folder and no ignore file changed since ``folders`` was taken."""
-    if EXCLUDE_FILE not in folders:
+def listing_holds(root_fd: int, watched: dict[str, str]) -> bool:
+    """Whether no walked folder and no ignore file changed since ``watched`` was taken (a new
+    ignore file changes its folder's mtime)."""
+    if EXCLUDE_FILE not in watched:
         return False
-    return all(
-        (_stamp(root_fd, name) if name == EXCLUDE_FILE else folder_stamp(root_fd, name)) == held
-        for name, held in folders.items()
-    )
+    return all(_stamp(root_fd, name) == held for name, held in watched.items())
 
 
 def restamp(root_fd: int, paths: list[str]) -> dict[str, str]:
@@ -76,10 +79,6 @@ def file_stamp(root_fd: int, path: str) -> str | None:
     if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
         return None
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
-
-
-def folder_stamp(root_fd: int, folder: str) -> str:
-    return f"{_stamp(root_fd, folder)}|{_stamp(root_fd, posixpath.join(folder, '.gitignore'))}"
 
 
 def _stamp(root_fd: int, path: str) -> str:
