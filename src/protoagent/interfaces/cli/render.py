@@ -62,13 +62,7 @@ class TerminalRenderer:
                     f"[cyan]▶ {escape(visible(payload['tool']))}[/cyan]({escape(args)})", highlight=False
                 )
             case "tool.ended":
-                status = payload["status"]
-                if status == "ok" and (payload.get("data") or {}).get("outcome") == "failed":
-                    status = "failed"  # a check that ran and failed: the tool worked, the check did not pass
-                style = _STATUS_STYLE.get(status, "white")
-                first = payload["output"].splitlines()[0] if payload["output"] else ""
-                first = first.removeprefix("error:").removeprefix(payload["status"]).strip()
-                self.console.print(f"  [{style}]{status}[/{style}] {escape(_short(first, 100))}", highlight=False)
+                self._tool_ended(payload)
             case "model.retrying":
                 self.console.print(f"[yellow]retrying in {payload['delay_s']:.1f}s: {payload['error']}[/yellow]")
             case "model.failed":
@@ -88,6 +82,20 @@ class TerminalRenderer:
                 self.console.print(f"  [dim]{payload['decision']} by {payload['source']}: {payload['reason']}[/dim]")
             case _:
                 self._notice(event)
+
+    def _tool_ended(self, payload: dict[str, Any]) -> None:
+        status = payload["status"]
+        data = payload.get("data") or {}
+        if status == "ok" and data.get("outcome") == "failed":
+            status = "failed"  # a check that ran and failed: the tool worked, the check did not pass
+        style = _STATUS_STYLE.get(status, "white")
+        first = payload["output"].splitlines()[0] if payload["output"] else ""
+        first = first.removeprefix("error:").removeprefix(payload["status"]).strip()
+        self.console.print(f"  [{style}]{status}[/{style}] {escape(_short(first, 100))}", highlight=False)
+        if payload["tool"] == "preview" and data.get("running") and isinstance(data.get("url"), str):
+            self.console.print(
+                f"  [bold]preview[/bold] {escape(data['url'])}", highlight=False
+            )  # a server left running
 
     def _notice(self, event: Event) -> None:
         """Events shown only in some cases: a skill the request named but that was refused, and a

@@ -42,6 +42,7 @@ STATIC = {
     "markdown.js": "text/javascript; charset=utf-8",
     "cards.js": "text/javascript; charset=utf-8",
     "list.js": "text/javascript; charset=utf-8",
+    "settings.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
     "index.html": "text/html; charset=utf-8",
 }
@@ -175,6 +176,10 @@ def _answer(body: ApprovalBody) -> ApprovalAnswer:
 def _pages(app: FastAPI) -> None:
     @app.get("/")
     async def index() -> Response:
+        return _static("index.html")
+
+    @app.get("/settings")
+    async def settings_page() -> Response:
         return _static("index.html")
 
     @app.get("/sessions/{session_id}")

@@ -327,4 +327,6 @@ function openSession(sessionId) {
 }
 
 const match = window.location.pathname.match(/^\/sessions\/([^/]+)$/);
-if (match) openSession(decodeURIComponent(match[1])); else openList();
+if (match) openSession(decodeURIComponent(match[1]));
+else if (window.location.pathname === "/settings") openSettings();
+else openList();

@@ -59,6 +59,13 @@ function shownStatus(p) {
   return p.status;
 }
 
+// The URL of a preview server the call left running: only a loopback http address is linked.
+function previewUrl(p) {
+  const data = p.data || {};
+  if (p.tool !== "preview" || !data.running || typeof data.url !== "string") return null;
+  return /^http:\/\/127\.0\.0\.1:\d{2,5}\/$/.test(data.url) ? data.url : null;
+}
+
 class ToolCard {
   constructor(p, agent) {
     this.callId = p.call_id;
@@ -73,6 +80,7 @@ class ToolCard {
     const head = el("summary", { class: "card-head" }, el("span", { class: "tool" }, p.tool),
       el("span", { class: "title" }, this.title), el("span", { class: "who" }, agent), this.status);
     head.addEventListener("click", () => { this.touched = true; });
+    this.head = head;
     this.body = el("div", { class: "card-body" }, el("div", { class: "args" }, args.length > 400 ? args.slice(0, 399) + "…" : args));
     this.node = el("details", { class: "card status-running", "data-call-id": p.call_id, "data-presentation": this.presentation,
       "data-tool": p.tool }, head, this.body);
@@ -114,6 +122,12 @@ class ToolCard {
     const diff = p.data && typeof p.data.diff === "string" ? p.data.diff : this.preview;
     if (this.presentation === "diff" && p.status === "ok" && diff) this.body.append(diffBlock(diff));
     this.body.append(outputBlock(p.output, this.presentation === "terminal" ? "terminal" : "generic"));
+    const url = previewUrl(p);
+    if (url) {
+      // A running preview server: its loopback address, opened in a new tab.
+      this.head.append(el("a", { class: "preview-link", href: url, target: "_blank", rel: "noopener noreferrer" }, url));
+      return;
+    }
     if (!this.touched) this.node.open = false;
   }
 }
