@@ -17,6 +17,8 @@ import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,3 +180,43 @@ def test_the_supervising_launcher_reports_the_commands_own_exit_status(host: Hos
     summary = str(json.loads(result.stdout)["summary"])
     print(f"T7 landlock exit status: {summary!r}")
     assert "exit code: 7" in summary and "before" in summary
+
+
+DENY_PIDFD_GETFD = """
+import ctypes, errno, os, sys
+from protoagent.processes import seccomp_filter as f
+bpf = f._Program()
+bpf.load(f.OFFSET_NR)
+bpf.jump_if(f.JEQ_K, 438, "deny")  # pidfd_getfd, as some container profiles refuse it
+bpf.ret(f.RET_ALLOW)
+bpf.label("deny")
+bpf.ret(f.RET_ERRNO | errno.EPERM)
+code = bpf.assemble()
+buffer = ctypes.create_string_buffer(code, len(code))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+prog = f._Fprog(len(code) // 8, ctypes.addressof(buffer))
+assert libc.syscall(f.NUMBERS[f.machine()]["seccomp"], 1, 0, ctypes.byref(prog)) == 0
+os.execv(sys.executable, [sys.executable, "-m", "protoagent", *sys.argv[1:]])
+"""
+
+
+@pytest.mark.parametrize("host", ["landlock"], indirect=True)
+def test_landlock_without_a_working_supervisor_counts_as_no_sandbox(host: Host) -> None:
+    """Where the supervisor cannot take the listener (a container refusing ``pidfd_getfd``),
+    commands must not all fail: Landlock is unavailable, and ``auto`` asks before each command."""
+    args = ["run", "--repo", str(host.repo), "--approval", "auto", "--json", "!echo ran"]
+    done = subprocess.run(
+        [sys.executable, "-c", DENY_PIDFD_GETFD, *args], env=host.env, capture_output=True, text=True, timeout=120
+    )
+    print(f"T7 landlock without supervisor: exit {done.returncode}, {done.stderr.strip()[:160]!r}")
+    assert "Traceback" not in done.stderr and "could not supervise" not in done.stdout + done.stderr
+    assert "no sandbox is available" in done.stdout + done.stderr
+    required = subprocess.run(
+        [sys.executable, "-c", DENY_PIDFD_GETFD, *args[:-2], "--sandbox", "required", "!echo ran"],
+        env=host.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert required.returncode == 2 and "seccomp user notification" in required.stderr

@@ -36,6 +36,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,9 +232,20 @@ def bwrap_executable() -> str | None:
 
 
 def landlock_available() -> bool:
-    """Landlock ABI >= 3 and the seccomp supervision its launcher needs."""
-    allowed = "landlock" in _allowed_backends()
-    return allowed and landlock_exec.abi_version() >= landlock_exec.MIN_ABI and seccomp_filter.available()
+    """Landlock ABI >= 3 and the seccomp supervision its launcher needs, tried once: a container
+    whose own seccomp profile refuses ``seccomp`` or ``pidfd_getfd`` has no Landlock sandbox."""
+    if "landlock" not in _allowed_backends() or landlock_exec.abi_version() < landlock_exec.MIN_ABI:
+        return False
+    return seccomp_filter.available() and _landlock_works()
+
+
+@functools.cache
+def _landlock_works() -> bool:
+    probe = [sys.executable, "-I", "-S", _LAUNCHER, "--root", tempfile.gettempdir(), "--", "/bin/true"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 @functools.cache
