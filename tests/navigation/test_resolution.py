@@ -14,7 +14,9 @@ def test_a_method_is_referenced_through_self_super_and_a_typed_local_not_through
     found = ask_repo(root, tmp_path / "home", "references", "Base.send")
     assert found.matched == ["shop.base.Base.send"]
     assert places(found) == [("app.py", 7), ("shop/client.py", 7), ("shop/client.py", 10)]
-    # thing.send(2) in app.unknown is of unknown type: it is not counted as Base.send, nor Other.send
+    # thing.send(2) in app.unknown is of unknown type: it is not counted as Base.send, nor Other.send,
+    # but the note names it so the reader can look
+    assert any(note.startswith("1 use of .send on values whose type") and "app.py:13" in note for note in found.notes)
     other = ask_repo(root, tmp_path / "home", "references", "Other.send")
     assert places(other) == []
 

@@ -166,6 +166,8 @@ def _uses(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator
     for key in keys:
         for path in index.files_using(key):
             files.setdefault(path, set()).add(key)
+    members = any("." in m.qualname for m in matches)
+    untyped: list[str] = []
     for path in sorted(files):
         facts = index.facts(path)
         if facts is None:
@@ -181,6 +183,17 @@ def _uses(index: SymbolIndex, matches: list[_Match], answer: Answer) -> Iterator
             target = index.resolver.resolve(facts, ref.scope, ref.chain)
             if target is not None and not target.instance and (target.path, target.qualname) in targets:
                 yield facts, ref, targets[(target.path, target.qualname)]
+            elif target is None and members and len(ref.chain) > 1 and ref.chain[-1] in keys:
+                if index.resolver.resolve(facts, ref.scope, ref.chain[:-1]) is None:
+                    untyped.append(f"{facts.path}:{ref.line}")
+    if untyped:
+        shown = ", ".join(untyped[:MAX_UNRESOLVED_SHOWN])
+        more = f" and {len(untyped) - MAX_UNRESOLVED_SHOWN} more" if len(untyped) > MAX_UNRESOLVED_SHOWN else ""
+        uses = f"{len(untyped)} use{'s' if len(untyped) > 1 else ''} of .{sorted(keys)[0]}"
+        answer.notes.append(
+            f"{uses} on values whose type the files do not show are not counted "
+            f"(they may be this symbol or another): {shown}{more}"
+        )
 
 
 def _aliases_of(facts: FileFacts, names: set[str]) -> set[str]:
