@@ -89,9 +89,9 @@ def test_every_criterion_covered_by_a_check_closes_without_a_closing_request(tmp
 def test_the_small_profile_has_no_review_tool_so_it_closes_and_reports_the_criterion_unsupported(
     tmp_path: Path,
 ) -> None:
-    objective = "add a changelog entry for the date fix"
+    objective = "add a changelog entry for the date fix to CHANGELOG.md"
     turns = [
-        call("coder", "architect", task="add a changelog entry"),
+        call("coder", "architect", task="add a changelog entry to CHANGELOG.md"),
         call("create_file", "coder", path="CHANGELOG.md", content=ENTRY),
         call("report_task", "coder", status="done", summary="entry added"),
         _batch(VERIFY),

@@ -30,7 +30,7 @@ from protoagent.events.types import Event
 from protoagent.hooks.pipeline import BeforeModelHook
 from protoagent.models.types import ModelRequest
 from protoagent.workflow import changes
-from protoagent.workflow.criteria import REVIEW_TOOL, PassingCheck, criteria_support, recorded_criteria
+from protoagent.workflow.criteria import REVIEW_TOOL, CriterionSupport, PassingCheck, criteria_support
 from protoagent.workflow.evidence import CheckResult, check_results, seeks_fix
 from protoagent.workflow.phase_control import run_start
 from protoagent.workflow.reports import file_changes, recorded_report
@@ -89,12 +89,16 @@ def _review_pending(events: Sequence[Event]) -> bool:
 def unchecked_criteria(events: Sequence[Event], record: TaskRecord) -> tuple[int, ...]:
     """The 1-based positions of the recorded criteria that no passing final check covers and no
     review of the final diff affirms; empty while verification has not passed."""
+    return tuple(i for i, c in enumerate(_judged(events, record), start=1) if c.support == "unsupported")
+
+
+def _judged(events: Sequence[Event], record: TaskRecord) -> tuple[CriterionSupport, ...]:
+    """What supports each recorded criterion after passing verification; empty before it."""
     passed = passing_verification(events, record)
     if passed is None:
         return ()
     passing = [PassingCheck(r.id, r.fixed_tests) for r in passed]
-    judged = criteria_support(events, record, passing, seeks_fix=seeks_fix(record.objective))
-    return tuple(i for i, c in enumerate(judged, start=1) if c.support == "unsupported")
+    return criteria_support(events, record, passing, seeks_fix=seeks_fix(record.objective))
 
 
 def review_due(events: Sequence[Event], record: TaskRecord, tools: Sequence[str]) -> bool:
@@ -120,8 +124,8 @@ def review_request(events: Sequence[Event], record: TaskRecord) -> str:
         "",
         "Criteria:",
     ]
-    for i, text in enumerate(recorded_criteria(record), start=1):
-        lines.append(f"{i}. {text} ({'no check' if i in unchecked else 'covered by a check'})")
+    labels = {"check": "covered by a check", "review": "affirmed by your review", "unsupported": "no check"}
+    lines += [f"{i}. {c.text} ({labels[c.support]})" for i, c in enumerate(_judged(events, record), start=1)]
     return "\n".join(lines) + "\n\nFinal diff of this run:\n" + final_diff(events)
 
 
