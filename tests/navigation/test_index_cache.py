@@ -124,3 +124,13 @@ def test_two_indexes_on_one_cache_file_both_refresh_without_conflict(tmp_path: P
     assert second.definitions_named("fresh") == [("shop/new.py", "fresh", "function", 1, 2)]
     first.close()
     second.close()
+
+
+def test_a_link_out_of_the_repository_and_a_fifo_are_not_indexed(tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_text("def leaked_secret():\n    pass\n")
+    root = shop_repo(tmp_path)
+    os.symlink(tmp_path / "secret.py", root / "link.py")
+    os.mkfifo(root / "pipe.py")
+    found = ask_repo(root, tmp_path / "home", "definition", "price")  # returns: the FIFO is never opened
+    assert places(found) == [("shop/util.py", 4)]
+    assert "leaked_secret" not in index_for(root, tmp_path / "home").all_names()
