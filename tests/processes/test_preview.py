@@ -18,6 +18,9 @@ from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest
 from protoagent.workflow.run import RunOptions, run_task
 
 
+SERVE = "python3 -m http.server $PORT --bind 127.0.0.1"
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -58,9 +61,7 @@ def test_a_preview_server_answers_on_loopback_during_the_run_and_no_process_is_l
 
     turns = [
         call("create_file", "assistant", path="index.html", content="<h1>preview works</h1>\n"),
-        call(
-            "preview", "assistant", action="start", command="python3 -m http.server $PORT --bind 127.0.0.1", port=port
-        ),
+        call("preview", "assistant", action="start", command=SERVE, port=port),
         call("preview", "assistant", action="status"),
         call("shell", "assistant", command="true"),
         say("The page is served.", "assistant"),
@@ -113,3 +114,30 @@ def test_previews_stay_out_of_the_command_process_registry(tmp_path: Path) -> No
     finally:
         previews.shutdown()
     assert not alive(preview.process.pid)
+
+
+def test_auto_approval_never_starts_a_preview_alone_because_it_has_network(tmp_path: Path) -> None:
+    port = free_port()
+    turns = [
+        call("preview", "assistant", action="start", command=SERVE, port=port),
+        say("Could not start it.", "assistant"),
+    ]
+    home = tmp_path / "home"
+    (tmp_path / "cwd").mkdir()
+    store = MemoryStore()
+    options = RunOptions(
+        repo=tmp_path / "cwd",
+        model="scripted:inline",
+        store=store,
+        approval="auto",
+        provider=ScriptedModel.from_lines(turns),
+        artifacts_root=home / "artifacts",
+        data_home=home,
+        mode="work",
+    )
+    report = asyncio.run(run_task("serve the page", options))
+    ended = [e.payload for e in store.load(report.session_id) if e.type == "tool.ended"]
+    assert [(p["tool"], p["status"]) for p in ended] == [("preview", "denied")]
+    from protoagent.processes.preview import port_free
+
+    assert port_free(port)

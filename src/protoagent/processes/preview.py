@@ -6,9 +6,10 @@ previews never appear in the ``process`` tool's registry, and ``process`` cannot
 session puts one into ``ToolContext.services["previews"]`` and shuts it down (every preview's
 whole process group) when its run ends, as the server and the ACP process do on exit.
 
-A preview listens on loopback: its sandbox is the session's with networking on (the command is
-approved like any other), and ``PORT`` names the port it was asked to serve on. The URL is in the
-call's receipt (``data["url"]``), which the web UI and chat show.
+A preview listens on loopback: its sandbox is the session's with networking on, so no approval
+policy allows a start alone (``--approval auto`` asks too; nobody to ask denies it, and no
+"for this session" rule covers the next one). ``PORT`` names the port it was asked to serve on.
+The URL is in the call's receipt (``data["url"]``), which the web UI and chat show.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.processes.command import MAX_TIMEOUT_S, CommandRequest, PreparedCommand, prepare_command
 from protoagent.processes.runner import ManagedProcess, ProcessRegistry
-from protoagent.processes.tools import SHELL, command_site, confined, shell_path
+from protoagent.processes.tools import SHELL, command_site, shell_path
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 PREVIEWS = "previews"
@@ -164,7 +165,9 @@ class PreviewTool(Tool[PreviewInput]):
         command = prepare_command(request, site)
         preview = f"{command.preview()}\npreview on http://{LOOPBACK}:{args.port}/ until stopped or the run ends"
         state = _Start(command, args.port, args.command)
-        return Prepared(preview, "execute", inside_workspace=confined(command), state=state)
+        # Networking on is more than a sandboxed command gets: no policy allows it alone, a person does.
+        external = f"a preview server with network access on port {args.port}"
+        return Prepared(preview, "execute", inside_workspace=False, state=state, external=external)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         registry = preview_registry(ctx)
