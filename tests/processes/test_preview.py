@@ -17,7 +17,6 @@ from protoagent.testing import ScriptedModel
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest
 from protoagent.workflow.run import RunOptions, run_task
 
-
 SERVE = "python3 -m http.server $PORT --bind 127.0.0.1"
 
 
