@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from tests.skills.support import simple
 from tests.web.support import running_server
 
@@ -286,3 +287,56 @@ def test_mcp_servers_are_added_disabled_enabled_and_removed_as_the_cli_does(tmp_
         assert not (repo / ".mcp.json").exists()
         assert client.delete("/api/settings/mcp/time?repo=repo").status_code == 200
         assert client.get("/api/settings/mcp?repo=repo").json()["servers"] == []
+
+
+def test_a_run_uses_exactly_the_effective_config_the_api_returned(tmp_path: Path) -> None:
+    from tests.app.support import say, scripted_run
+
+    repo_with_agents(tmp_path)
+    editor = (
+        "---\nname: editor\nrole: lead\ndescription: edits prose\ntools_opt_out: [shell]\n---\n"
+        "Prefer short sentences.\n"
+    )
+    with running_server(tmp_path) as server, server.client() as client:
+        put = client.put("/api/settings/agents/work/editor?repo=repo", json={"raw": editor})
+        assert put.status_code == 200, put.text
+        effective = client.get("/api/settings/agents/work/editor?repo=repo").json()["effective"]
+    unused = tmp_path / "unused"
+    unused.mkdir()
+    home = tmp_path / ".home"
+    _, _, model, _ = scripted_run(
+        "tidy the draft", [say("Done.", "editor")], repo=unused, home=home, mode="work", agent="editor"
+    )
+    request = next(r for r in model.requests if r.agent_role == "editor")
+    assert request.system == effective["prompt"]
+    assert [t.name for t in request.tools] == effective["tools"] and "shell" not in effective["tools"]
+
+
+def test_a_form_edit_of_a_built_in_agent_writes_only_the_fields_given(tmp_path: Path) -> None:
+    repo_with_agents(tmp_path)
+    with running_server(tmp_path) as server, server.client() as client:
+        put = client.put("/api/settings/agents/coding/coder?repo=repo", json={"form": {"model": "openai:gpt-4.1"}})
+        assert put.status_code == 200, put.text
+        written = (tmp_path / ".home/agents/coding/coder.md").read_text()
+        assert written == "---\nname: coder\nmodel: openai:gpt-4.1\n---\n"  # no copy of the code-owned tools or prompt
+        effective = put.json()["effective"]
+        assert effective["model"] == "openai:gpt-4.1" and "edit_file" in effective["tools"]
+
+
+def test_administrator_bundles_refuse_content_edits_but_take_preferences(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo_with_agents(tmp_path)
+    admin = tmp_path / "admin-skills"
+    simple(admin, "policy", "Use when following house rules.")
+    monkeypatch.setenv("PROTOAGENT_ADMIN_SKILLS", str(admin))
+    before = (admin / "policy/SKILL.md").read_bytes()
+    with running_server(tmp_path) as server, server.client() as client:
+        assert skill_row(client, "policy")["source"] == "admin"
+        text = "---\nname: policy\ndescription: Use when replaced.\n---\nreplaced\n"
+        update = client.put("/api/settings/skills/policy/content?repo=repo", json={"text": text})
+        assert update.status_code == 400 and "administrator bundle" in update.json()["error"]
+        assert client.delete("/api/settings/skills/policy?repo=repo").status_code == 400
+        prefs = client.put("/api/settings/skills/policy/preferences?repo=repo", json={"modes": ["coding"]})
+        assert prefs.status_code == 200 and prefs.json()["availability"] == {"work": False, "coding": True}
+    assert (admin / "policy/SKILL.md").read_bytes() == before
