@@ -66,6 +66,8 @@ class _Session:
     translator: UpdateTranslator = field(default_factory=UpdateTranslator)
     """One fold for the session's life, so tool call ids stay unique across its prompts."""
     sender: asyncio.Task[None] | None = None
+    commands: Update | None = None
+    """The session's ``available_commands_update``, until it is queued for the editor."""
 
 
 class ProtoAgentAcp:
@@ -153,8 +155,10 @@ class ProtoAgentAcp:
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"message": "the prompt is empty: say what you want done"})
+        _advertise(session)
         if text.strip() == "/compact" or text.strip().startswith("/compact "):
             said = await self._compact(session_id, session, text.strip().removeprefix("/compact").strip())
+            await session.queue.join()
             await self.client.session_update(session_id, update_agent_message_text(said))
             return PromptResponse(stop_reason="end_turn")
         session.cancelled = False
@@ -216,9 +220,10 @@ class ProtoAgentAcp:
         self._sessions[session_id] = session
         session.sender = asyncio.create_task(self._send_updates(session_id, session))
         config = self.config
-        commands = available_commands(session.repo, config.data_home, config.agents.get("mcp", False))
-        # A moment later, so the editor hears of the commands after the response naming the session.
-        asyncio.get_running_loop().call_later(0.05, session.queue.put_nowait, commands)
+        session.commands = available_commands(session.repo, config.data_home, config.agents.get("mcp", False))
+        # A moment later, so the editor hears of the commands after the response naming the
+        # session; a prompt that comes sooner queues them first.
+        asyncio.get_running_loop().call_later(0.05, _advertise, session)
         return session
 
     def _options(self, session_id: str, session: _Session, watch: RunWatch) -> RunOptions:
@@ -258,6 +263,13 @@ class ProtoAgentAcp:
                 logging.getLogger(__name__).warning("session/update not delivered: %s", exc)
             finally:
                 session.queue.task_done()
+
+
+def _advertise(session: _Session) -> None:
+    """Queue the session's slash commands for the editor, once."""
+    if session.commands is not None:
+        session.queue.put_nowait(session.commands)
+        session.commands = None
 
 
 def prompt_text(blocks: list[Any]) -> str:
