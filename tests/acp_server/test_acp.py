@@ -393,3 +393,33 @@ def test_available_commands_advertise_compaction_and_skills_and_compact_runs(tmp
     said = [u.content.text for u in client.of("agent_message_chunk")]
     assert said[0] == "nothing to compact yet: send a message first"
     assert said[-1].startswith("compacted into a"), said
+
+
+def test_switching_to_deny_during_a_prompt_denies_its_later_effects_without_asking(tmp_path: Path) -> None:
+    repo = date_repo(tmp_path)
+
+    class SwitchingClient(RecordingClient):
+        """Switches the session to deny while answering its first question."""
+
+        conn: object = None
+
+        def on_connect(self, conn: object) -> None:
+            self.conn = conn
+
+        async def request_permission(self, session_id: str, tool_call: object, options: object, **_: object) -> object:
+            if not self.permissions:
+                await self.conn.set_session_mode(session_id=session_id, mode_id="deny")  # type: ignore[attr-defined]
+            return await super().request_permission(session_id, tool_call, options)  # type: ignore[arg-type]
+
+    client = SwitchingClient(choice="allow-once")
+
+    async def scenario() -> None:
+        async with acp_agent(tmp_path / "home", edit_script(tmp_path / "s.jsonl"), client) as (conn, _):
+            session = await conn.new_session(cwd=str(repo))
+            await asyncio.wait_for(_prompt(conn, session.session_id, "fix the date bug"), 120)
+
+    asyncio.run(scenario())
+    assert len(client.permissions) == 1, "nothing was asked after the switch"
+    assert (repo / "dates.py").read_text() == BUGGY
+    failed = [u for u in client.of("tool_call_update") if u.status == "failed" and u.content]
+    assert any("switched this session to 'deny'" in u.content[-1].content.text for u in failed)

@@ -139,7 +139,8 @@ class ProtoAgentAcp:
             raise RequestError.invalid_params({"message": str(exc)}) from None
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
-        """Switch the session's approval policy; it governs the session's next prompt."""
+        """Switch the session's approval policy; it governs the session's next prompt (and ``deny``
+        also the rest of a running one)."""
         session = self._session(session_id)
         policy = policy_for_mode(mode_id)
         if policy is None:
@@ -237,7 +238,9 @@ class ProtoAgentAcp:
             for update in translator.translate(event):
                 session.queue.put_nowait(update)
 
-        answerer = permission_answerer(session_id, self.client.request_permission, session.queue.join, translator)
+        answerer = permission_answerer(
+            session_id, self.client.request_permission, session.queue.join, translator, lambda: session.policy == "deny"
+        )
         return RunOptions(
             repo=session.repo,
             model=config.model,

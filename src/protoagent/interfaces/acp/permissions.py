@@ -66,12 +66,20 @@ def answer_from_response(response: RequestPermissionResponse) -> ApprovalAnswer:
 
 
 def permission_answerer(
-    session_id: str, ask: Ask, before: Callable[[], Awaitable[None]], translator: UpdateTranslator
+    session_id: str,
+    ask: Ask,
+    before: Callable[[], Awaitable[None]],
+    translator: UpdateTranslator,
+    denying: Callable[[], bool] = lambda: False,
 ) -> Answerer:
     """An answerer that asks the editor; ``before`` flushes pending updates so the tool call is
-    shown before the question about it."""
+    shown before the question about it. Once ``denying()`` (the editor switched the session to
+    ``deny`` while the prompt runs), it denies without asking: a switch narrows a running prompt
+    at once, while a wider mode waits for the next prompt."""
 
     async def answer(request: ApprovalRequest) -> ApprovalAnswer:
+        if denying():
+            return ApprovalAnswer.deny("the editor switched this session to 'deny'")
         await before()
         response = await ask(session_id, permission_tool_call(request, translator), list(OPTIONS))
         return answer_from_response(response)
