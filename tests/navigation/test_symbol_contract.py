@@ -67,3 +67,20 @@ def test_results_are_bounded_and_the_rest_is_counted_in_a_note(tmp_path: Path) -
     found = ask_repo(root, tmp_path / "home", "callers", "price", limit=40)
     assert len(found.results) == 40 and found.total == 122
     assert any("82 more results not shown" in note for note in found.notes)
+
+
+def test_a_files_path_given_as_the_symbol_is_answered_with_its_modules_exact_name(tmp_path: Path) -> None:
+    root = shop_repo(tmp_path)
+    with pytest.raises(ToolRejected) as caught:
+        ask_repo(root, tmp_path / "home", "outline", "shop/client.py")
+    assert caught.value.details["candidates"] == ["shop.client"]
+
+
+def test_the_text_the_model_reads_is_bounded_per_line_even_for_long_names(tmp_path: Path) -> None:
+    from protoagent.navigation.service import MAX_LINE_CHARS, render
+
+    long_name = "f" + "x" * 190
+    deep = "d" * 120 + "/" + "e" * 120 + "/deep.py"
+    root = shop_repo(tmp_path, {deep: f"def {long_name}():\n    pass\n\n\ndef use():\n    {long_name}()\n"})
+    text = render(ask_repo(root, tmp_path / "home", "callers", long_name))
+    assert all(len(line) <= MAX_LINE_CHARS for line in text.splitlines())

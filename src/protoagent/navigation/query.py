@@ -111,6 +111,9 @@ def _candidates(index: SymbolIndex, symbol: str) -> list[str]:
 
 def _candidates_for_words(index: SymbolIndex, text: str) -> list[str]:
     """Known symbols among the words of a prose or regex request, else the nearest to its words."""
+    module = index.module_of(text.strip().lstrip("./"))
+    if module:  # a file's path where its module's name belongs (outline of a file)
+        return [module]
     words = [w for w in words_in(text) if len(w) > 2]
     exact = [w for w in words if index.definitions_named(w.rpartition(".")[2])]
     if exact:

@@ -6,9 +6,12 @@ import threading
 from pathlib import Path
 
 from protoagent.errors import ToolRejected
+from protoagent.excerpts import excerpt
 from protoagent.navigation.index import INDEX_TIME_LIMIT_S, SymbolIndex, cache_file, default_home
 from protoagent.navigation.query import MAX_RESULTS, Answer, Operation, ask
 
+MAX_LINE_CHARS = 300
+MAX_NOTE_CHARS = 800
 MAX_OPEN = 16
 """Indexes kept open per process; the oldest is closed beyond this (its cache stays on disk)."""
 _OPEN: dict[tuple[Path, Path], SymbolIndex] = {}
@@ -66,14 +69,21 @@ def render(result: Answer) -> str:
     if one and result.matched[0] != result.symbol:
         head += f" ({result.matched[0]})"
     shown = len(result.results)
-    lines = [f"{head}: {shown} of {result.total}" if result.total > shown else f"{head}: {result.total}"]
+    counted = f"{shown} of {result.total}" if result.total > shown else str(result.total)
+    lines = [_bounded(f"{head}: {counted}")]
     for hit in result.results:
         name = "" if one and hit.symbol == result.matched[0] and result.operation == "references" else f" {hit.symbol}"
         span = f"-{hit.end_line}" if hit.end_line and hit.end_line != hit.line else ""
         via = f" called at {hit.via}" if hit.via else ""
-        lines.append(f"{hit.path}:{hit.line}{span} {hit.kind}{name} in {hit.enclosing}{via} rev {hit.revision[:12]}")
-    lines.extend(f"note: {note}" for note in result.notes)
+        line = f"{hit.path}:{hit.line}{span} {hit.kind}{name} in {hit.enclosing}{via} rev {hit.revision[:12]}"
+        lines.append(_bounded(line))  # paths and names come from the repository
+    lines.extend(excerpt(f"note: {note}", MAX_NOTE_CHARS) for note in result.notes)
     return "\n".join(lines)
+
+
+def _bounded(line: str) -> str:
+    """At most ``MAX_LINE_CHARS`` characters, the cut marked (room is left for the marker)."""
+    return line if len(line) <= MAX_LINE_CHARS else excerpt(line, MAX_LINE_CHARS - 32)
 
 
 def to_json(result: Answer) -> dict[str, object]:

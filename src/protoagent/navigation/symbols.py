@@ -49,7 +49,7 @@ def words_in(text: str) -> list[str]:
 
 def rejection(symbol: str, problem: str, candidates: Sequence[str]) -> ToolRejected:
     shown = excerpt(symbol, 80)
-    offer = f"; exact symbols you may mean: {', '.join(candidates)}" if candidates else ""
+    offer = f"; exact symbols you may mean: {', '.join(excerpt(c, 80) for c in candidates)}" if candidates else ""
     if problem in ("prose", "regex", "empty", "too long", "not an identifier"):
         what = {"prose": "is prose", "regex": "looks like a regular expression"}.get(problem, f"is {problem}")
         message = (
