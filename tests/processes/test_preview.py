@@ -9,10 +9,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from tests.app.support import call, say
 from tests.web.support import free_port
 
 from protoagent.events import MemoryStore
+from protoagent.interfaces.cli.render import TerminalRenderer
 from protoagent.testing import ScriptedModel
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest
 from protoagent.workflow.run import RunOptions, run_task
@@ -87,6 +89,11 @@ def test_a_preview_server_answers_on_loopback_during_the_run_and_no_process_is_l
     started: dict[str, Any] = ended[0]["data"]
     assert started["url"] == f"http://127.0.0.1:{port}/" and started["listening"] is True
     assert ended[1]["data"]["running"] is True
+    console = Console(record=True, width=200)
+    renderer = TerminalRenderer(console)
+    for event in events:
+        renderer(event)
+    assert f"preview http://127.0.0.1:{port}/" in console.export_text()  # what the terminal and chat print
     assert "preview" in asked  # started like every command: approved
     assert not alive(int(started["pid"])), "the preview's process outlived the run"
     assert group_members(int(started["pid"])) == [], "a process of the preview's group outlived the run"
