@@ -37,7 +37,7 @@ HELP = (
     "type a message for the agent, or: !command (run it yourself), /skill:NAME message, "
     "/mcp:SERVER:PROMPT [args], /agents [NAME on|off], /resume SESSION_ID, /compact [FOCUS], "
     "/rewind [N|verified] [code|conversation|both], /help, /exit. "
-    "Ctrl-C stops a run, Ctrl-D leaves."
+    "Ctrl-C stops a run, Ctrl-D leaves; on a terminal Alt-Enter adds a line, Tab completes, Up recalls."
 )
 COMMANDS = ("/help", "/exit", "/agents", "/resume", "/compact", "/rewind", "/mcp:")
 """What the line editor completes after ``/`` (with ``/skill:NAME`` for each skill)."""
