@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from tests.app.support import call, say
-from tests.web.support import free_port
 
 from protoagent.events import MemoryStore
 from protoagent.interfaces.cli.render import TerminalRenderer
@@ -20,6 +20,12 @@ from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest
 from protoagent.workflow.run import RunOptions, run_task
 
 SERVE = "python3 -m http.server $PORT --bind 127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def alive(pid: int) -> bool:
