@@ -43,6 +43,7 @@ STATIC = {
     "cards.js": "text/javascript; charset=utf-8",
     "list.js": "text/javascript; charset=utf-8",
     "settings.js": "text/javascript; charset=utf-8",
+    "checkpoints.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
     "index.html": "text/html; charset=utf-8",
 }

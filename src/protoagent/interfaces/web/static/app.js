@@ -11,7 +11,7 @@ async function api(method, path, body) {
   if (body !== undefined) { init.headers["content-type"] = "application/json"; init.body = JSON.stringify(body); }
   const response = await fetch(path, init);
   const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(data.error || response.statusText);
+  if (!response.ok) throw Object.assign(new Error(data.error || response.statusText), { status: response.status, data });
   return data;
 }
 
@@ -36,14 +36,23 @@ class SessionView {
     this.title = sessionId;
     this.polling = false;
     this.replaying = false;
+    this.turn = 0;  // the user turn the events being applied belong to (each run is one)
   }
 
   apply(event) {
+    if (event.type === "session.created" || event.type === "session.resumed") {
+      if (event.type === "session.created") this.add(checkpointBar(this, 0));
+      this.turn += 1;
+    }
     const handler = this["on_" + event.type.replace(/\./g, "_")];
     if (handler) handler.call(this, event.payload, event);
   }
 
-  add(node) { this.transcript.append(node); return node; }
+  add(node) {
+    if (this.turn) node.dataset.turn = String(this.turn);
+    this.transcript.append(node);
+    return node;
+  }
 
   on_session_created(p) {
     this.title = p.title || this.id;
@@ -158,6 +167,19 @@ class SessionView {
     }
     this.add(el("div", { class: `phase run-ended run-${p.status}` }, `run ${p.status}`));
     if (p.summary) this.add(el("div", { class: "msg assistant summary" }, renderMarkdown(p.summary)));
+    this.add(checkpointBar(this, this.turn));
+  }
+
+  // A rewind hides later turns from the model: they stay on the page, marked, as in the log.
+  on_session_rewound(p) {
+    for (const turn of p.hidden_turns) {
+      for (const node of this.transcript.querySelectorAll(`[data-turn="${turn}"]`)) {
+        node.classList.add("rewound");
+        if (node.classList.contains("checkpoint")) node.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+      }
+    }
+    this.transcript.append(rewindNote(p));
+    if (changesOpen() && !this.replaying) showChanges(this);
   }
 
   setState(state) {
