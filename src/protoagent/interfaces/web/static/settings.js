@@ -40,6 +40,10 @@ async function openAgent(namespace, name) {
     const shown = Array.isArray(value) ? value.join(", ") : (value ?? "");
     const input = field === "prompt" ? el("textarea", { name: field, rows: "4" }) : el("input", { name: field });
     input.value = shown;
+    // What applies when the file leaves a field out (the code-owned profile's value): a hint only.
+    const inherited = ["description", "model", "lead"].includes(field) && data.effective ? data.effective[field] : null;
+    if (inherited) input.placeholder = String(inherited);
+    if (LIST_FIELDS.has(field)) input.placeholder = field === "tools" ? "added to the built-in tools" : "comma-separated names";
     form.append(el("label", {}, field, input));
   }
   document.getElementById("agent-raw").value = data.raw ?? `---\nname: ${name}\n---\n`;
