@@ -40,7 +40,7 @@ RANGE_REPO = {"models.py": URL_AND_RANGE, "test_models.py": RANGE_TEST}
 def _shown(root: Path) -> list[tuple[str, str, int]]:
     found = localize(root, pytest_output(root))
     assert found is not None
-    return [(f.path, f.name, f.start) for f in found.functions]
+    return [(f.path, f.name, f.start) for f in found.functions if f.name != "__init__"]  # constructors: below
 
 
 def test_self_method_resolves_to_the_failing_class_not_the_first_definition_in_the_file(tmp_path: Path) -> None:
@@ -100,3 +100,12 @@ def test_a_method_of_a_reexported_class_called_on_an_instance_is_localized_throu
     }
     # `cart` is made by Cart(), re-exported by the package: its total is Cart.total, not Ledger.total
     assert _shown(repo(tmp_path, files)) == [("shop/cart.py", "total", 2)]
+
+
+def test_a_constructor_the_test_line_calls_is_localized_after_the_functions_the_failure_runs_through(
+    tmp_path: Path,
+) -> None:
+    root = repo(tmp_path, RANGE_REPO)
+    found = localize(root, pytest_output(root))
+    assert found is not None
+    assert [(f.name, f.start) for f in found.functions] == [("__call__", 13), ("_format_error", 18), ("__init__", 10)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from protoagent.errors import ProviderError
@@ -132,8 +132,9 @@ class ProviderCandidates:
     temperature: float = 0.8
 
     async def propose(self, focus: RepairFocus) -> AsyncIterator[CandidateEdit]:
-        if focus.skip:
-            return  # every reply was offered in the first pass (it chooses among all lines itself)
+        if focus.skip or focus.lines[:1] != focus.function.ranked[:1]:
+            return  # asked once per function, in its first pass: the model chooses among all lines itself
+        focus = replace(focus, lines=focus.function.ranked)
         schema = edit_schema(focus)
         for _ in range(self.attempts):
             request = ModelRequest(
@@ -173,7 +174,11 @@ def _parse(focus: RepairFocus, reply: str) -> CandidateEdit | None:
 
 
 def focus_on(
-    localization: Localization, function: SourceFunction, skip: int = 0, take: int | None = None
+    localization: Localization,
+    function: SourceFunction,
+    skip: int = 0,
+    take: int | None = None,
+    lines: slice = slice(None),
 ) -> RepairFocus:
-    """The focus for ``function``: every ranked line, the per-line window ``skip``/``take``."""
-    return RepairFocus(localization, function, function.ranked, skip, take)
+    """The focus for ``function``: its ranked ``lines``, the per-line window ``skip``/``take``."""
+    return RepairFocus(localization, function, function.ranked[lines], skip, take)

@@ -24,8 +24,8 @@ from protoagent.workspace.confined import read_confined
 MAX_FUNCTIONS = 3
 """Source functions a localization keeps (the repair shows the model one at a time)."""
 MAX_FUNCTION_LINES = 60
-"""Longer functions are shown only as a window around the traceback line that passes through
-them: a small model cannot read them whole, and a one-line repair is blind far from the error."""
+"""Longer functions are shown without their docstring and, if still longer, only as a window
+around the traceback line that passes through them: a small model cannot read them whole."""
 WINDOW_RADIUS = 12
 """Lines kept on each side of the deepest traceback line of a function longer than the limit."""
 MAX_MESSAGE_LINES = 8
@@ -116,9 +116,9 @@ def localize(root: Path, output: str) -> Localization | None:
         found.setdefault((definition.path, definition.node.lineno), definition)
     for definition in _callees(resolver, list(found.values())):
         found.setdefault((definition.path, definition.node.lineno), definition)
-    functions = [
-        _source_function(d.path, d.node, list(d.lines), hot.get((d.path, d.node.lineno), set())) for d in found.values()
-    ]
+    # A constructor the test line calls comes after the functions the failure runs through.
+    ordered = sorted(found.items(), key=lambda item: item[1].node.name == "__init__" and item[0] not in hot)
+    functions = [_source_function(d.path, d.node, list(d.lines), hot.get(key, set())) for key, d in ordered]
     kept = tuple(f for f in functions if f is not None and f.ranked)[:MAX_FUNCTIONS]
     if not kept:
         return None
@@ -240,16 +240,18 @@ def _callees(resolver: Resolver, found: list[Definition]) -> list[Definition]:
 def _source_function(path: str, node: Function, lines: list[str], hot: set[int]) -> SourceFunction | None:
     end = node.end_lineno or node.lineno
     top = node.lineno
-    if end - node.lineno + 1 > MAX_FUNCTION_LINES:
-        if not hot:
-            return None
-        deepest = max(hot)
-        top, end = max(node.lineno, deepest - WINDOW_RADIUS), min(end, deepest + WINDOW_RADIUS)
     body_start = node.body[0].lineno
     skip = set(range(node.lineno, body_start))
     first = node.body[0]
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         skip |= set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+        if end - top + 1 > MAX_FUNCTION_LINES and len(node.body) > 1:
+            top = node.body[1].lineno  # a long function is shown without its docstring
+    if end - top + 1 > MAX_FUNCTION_LINES:
+        if not hot:
+            return None
+        deepest = max(hot)
+        top, end = max(top, deepest - WINDOW_RADIUS), min(end, deepest + WINDOW_RADIUS)
     editable = [
         n
         for n in range(max(body_start, top), end + 1)

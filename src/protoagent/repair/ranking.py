@@ -5,10 +5,10 @@ A line scores for what the failure says about it: the traceback passes through i
 into a returned value (data flow, backwards from each ``return``: the nearer the return, the
 higher); it holds a literal or returns a bare name (the wrong constant and the wrong returned
 variable, the two kinds a one-line repair misses when it only looks near the error); it decides
-a branch (a condition and its return). Ties go bottom-up: a function's result is made near its
-end. The model's own likelihood of an alternative orders the candidates within each line
-(``llama_sampling.line_variants``) and the search visits every ranked line shallowly before it
-goes deeper into any (``repair.guided``).
+a branch (a condition and its return), above all the branch that let a traceback line run.
+Ties go bottom-up: a function's result is made near its end. The model's own likelihood of an
+alternative orders the candidates within each line (``llama_sampling.line_variants``), and the
+search visits every ranked line shallowly before it goes deeper into any (``repair.search``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ FLOW = 3.0
 LITERAL = 1.5
 RETURNED_NAME = 1.5
 BRANCH = 1.0
+GUARD = 4.0
+"""A condition whose body holds a traceback line (the raise it guards)."""
 
 
 def rank_lines(node: Function, editable: Iterable[int], hot: set[int]) -> tuple[int, ...]:
@@ -53,9 +55,15 @@ def line_scores(node: Function, hot: set[int]) -> dict[int, float]:
                 add(statement.lineno, RETURNED_NAME)
         if isinstance(statement, ast.If | ast.While | ast.For | ast.Assert):
             add(statement.lineno, BRANCH)
+        if isinstance(statement, ast.If | ast.While) and any(_within(s, hot) for s in statement.body):
+            add(statement.lineno, GUARD)  # the condition that let the failing line run
     for line, weight in _flow_to_returns(node, statements).items():
         add(line, weight)
     return scores
+
+
+def _within(statement: ast.stmt, lines: set[int]) -> bool:
+    return any(statement.lineno <= n <= (statement.end_lineno or statement.lineno) for n in lines)
 
 
 def _own_lines(statement: ast.stmt) -> range:

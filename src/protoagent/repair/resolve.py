@@ -92,6 +92,8 @@ class Resolver:
         target = self._resolver.resolve(module.facts, ref.scope, ref.chain)
         if target is None and len(ref.chain) > 1 and ref.chain[0] not in _CLASS_BOUND:
             return self._unique(module, ref.chain[-1])  # a value of unknown type: a unique name decides
+        if target is not None and target.kind == "class":  # a constructor call runs __init__
+            return self._definition(target.path, f"{target.qualname}.__init__")
         if target is None or target.kind != "function":
             return None
         return self._definition(target.path, target.qualname)

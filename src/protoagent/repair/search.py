@@ -1,9 +1,10 @@
 """The candidate search of a guided repair: every ranked line shallowly, pairs, then deeper.
 
-The search walks the localized functions in passes. The first pass asks the model for the first
-``SHALLOW`` candidates of every ranked line of every function (``repair.ranking`` orders the
-lines), so a bug far from the error is reached before the budget is spent on one line. Then,
-when no single line passed, pairs of lines of the same function: two candidates that each
+The search walks the localized functions in passes (``PASSES``): the first ``SHALLOW``
+candidates of the best-ranked lines of every function (``repair.ranking`` orders the lines),
+then of their other lines, so a bug far from the error, or in the third function, is reached
+before the budget is spent on one line. After each shallow pass, when no single line passed,
+pairs of lines of the same function: two candidates that each
 moved the failure (the failing check still fails, with another message) are tried together,
 the two-line fixes (a condition and its return, two swapped assignments). Then the deep pass:
 the rest of every line's candidates. Every candidate runs the failing checks first, then the
@@ -27,7 +28,16 @@ from protoagent.repair.scratch import ScratchWorkspace
 MAX_CHECK_SECONDS = 30.0
 """A scratch check that runs longer than this counts as failing."""
 SHALLOW = 2
-"""Candidates per line (in the model's order) in the first pass over every line."""
+"""Candidates per line (in the model's order) in the shallow passes."""
+FIRST_LINES = 8
+"""Best-ranked lines of each function in the first pass (so a third function is reached)."""
+PASSES: tuple[tuple[slice, int, int | None], ...] = (
+    (slice(0, FIRST_LINES), 0, SHALLOW),
+    (slice(FIRST_LINES, None), 0, SHALLOW),
+    (slice(None), SHALLOW, None),
+)
+"""(ranked lines, candidates skipped per line, candidates taken per line): the first lines of
+every function, then their other lines, each shallowly, then every line deeply."""
 MAX_PAIRS = 12
 """Pairs tried, at most, after the first pass."""
 
@@ -83,23 +93,22 @@ class Search:
     record: Record
 
     async def run(self) -> SearchState:
-        functions = self.localization.functions
-        for function in functions:
-            if await self._singles(function, 0, SHALLOW):
-                return self.state
-        if await self._pairs():
-            return self.state
-        for function in functions:
-            if await self._singles(function, SHALLOW, None):
+        for lines, skip, take in PASSES:
+            for function in self.localization.functions:
+                if await self._singles(function, lines, skip, take):
+                    return self.state
+            if take is not None and await self._pairs():
                 return self.state
         return self.state
 
-    async def _singles(self, function: SourceFunction, skip: int, take: int | None) -> bool:
+    async def _singles(self, function: SourceFunction, lines: slice, skip: int, take: int | None) -> bool:
         """One pass over ``function``'s lines; ``True`` when the search is over (passed or spent)."""
         if self.state.out_of_budget:
             return True
+        if not function.ranked[lines]:
+            return False
         original = self.scratch.read(function.path)
-        proposals = self.source.propose(focus_on(self.localization, function, skip, take))
+        proposals = self.source.propose(focus_on(self.localization, function, skip, take, lines))
         try:
             async for edit in proposals:
                 self.state.proposed += 1
@@ -122,7 +131,7 @@ class Search:
         pairs = [
             (a, b)
             for a, b in itertools.combinations(moved, 2)
-            if a.function is b.function and a.edit.line != b.edit.line
+            if a.function is b.function and a.edit.line != b.edit.line and _key((a.edit, b.edit)) not in self.state.seen
         ][:MAX_PAIRS]
         for first, second in pairs:
             if self.state.spent():
@@ -136,7 +145,7 @@ class Search:
     async def _try(self, function: SourceFunction, edits: Candidate, original: str) -> bool | None:
         """Run the checks with ``edits`` in place: ``None`` when every check passed, else
         whether the failure moved. A repeat is not run (it counts as not moved)."""
-        key = tuple((e.path, e.line, e.new) for e in edits)
+        key = _key(edits)
         if key in self.state.seen:
             return False
         self.state.seen.add(key)
@@ -155,6 +164,10 @@ class Search:
             self.state.reason = f"candidate {self.state.tried} passed every selected check in the scratch copy"
             return None
         return assertion_message(output) not in ("", self.localization.message)
+
+
+def _key(edits: Candidate) -> tuple[tuple[str, int, str], ...]:
+    return tuple(sorted((e.path, e.line, e.new) for e in edits))
 
 
 async def _close(proposals: AsyncIterator[CandidateEdit]) -> None:

@@ -40,7 +40,7 @@ _QUESTION = re.compile(
     r"^\s*(what|where|why|how|which|who|when|explain|describe|show me|list|is|are|does|do|can)\b", re.I
 )
 _SYMPTOM = re.compile(
-    r"\b(?:returns?|gives?|yields?|raises?|produces?|outputs?|prints?|evaluates to|is|are)\b[^?]*"
+    r"\b(?:returns?|gives?|yields?|raises?|produces?|outputs?|prints?|says?|shows?|evaluates to|is|are)\b[^?]*"
     r"\b(?:instead of|rather than|but (?:it )?should|when it should|but expected)\b|"
     r"\w\([^()\n]*\)\s+(?:now\s+|still\s+|always\s+)?(?:returns?|gives?|yields?|raises?|produces?|is|=)\s|"
     r"\b(?:expected|wanted)\b[^?]*\bbut (?:got|it (?:returns?|gives?|raises?)|returns?)\b|"
