@@ -157,8 +157,8 @@ class ProtoAgentAcp:
         if not text.strip():
             raise RequestError.invalid_params({"message": "the prompt is empty: say what you want done"})
         _advertise(session)
-        if text.strip() == "/compact" or text.strip().startswith("/compact "):
-            said = await self._compact(session_id, session, text.strip().removeprefix("/compact").strip())
+        said = await self._slash_command(session_id, session, text.strip())
+        if said is not None:
             await session.queue.join()
             await self.client.session_update(session_id, update_agent_message_text(said))
             return PromptResponse(stop_reason="end_turn")
@@ -179,6 +179,27 @@ class ProtoAgentAcp:
         if final:
             await self.client.session_update(session_id, update_agent_message_text(final))
         return PromptResponse(stop_reason=watch.stop_reason())
+
+    async def _slash_command(self, session_id: str, session: _Session, text: str) -> str | None:
+        """The session's own commands, answered without a run (``None``: not one of them)."""
+        name, _, rest = text.partition(" ")
+        if name == "/compact":
+            return await self._compact(session_id, session, rest.strip())
+        if name == "/rewind":
+            return await self._rewind(session_id, session, rest.split())
+        return None
+
+    async def _rewind(self, session_id: str, session: _Session, words: list[str]) -> str:
+        """``/rewind [N|verified] [code|conversation|both]``, as in the chat: what was restored and
+        hidden, or what blocked it (a refusal lists the files; nothing changed then)."""
+        from protoagent.interfaces.cli.checkpoint_cmds import rewind_words
+
+        if not session.recorded:
+            return "nothing to rewind yet: send a message first"
+        try:
+            return await asyncio.to_thread(rewind_words, self.config.store, session_id, words)
+        except ProtoAgentError as exc:
+            return str(exc)
 
     async def _compact(self, session_id: str, session: _Session, focus: str) -> str:
         """``/compact [focus]``: the conversation so far becomes one summary the next prompt follows."""

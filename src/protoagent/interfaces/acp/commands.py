@@ -39,14 +39,22 @@ def policy_for_mode(mode_id: str) -> Policy | None:
 
 
 def available_commands(repo: Path, home: Path, mcp: bool) -> AvailableCommandsUpdate:
-    """The session's slash commands: ``/compact``, each skill a person may call by name
+    """The session's slash commands: ``/compact``, ``/rewind``, each skill a person may call by name
     (``/skill:NAME``) and, with MCP on, the MCP prompt form (``/mcp:SERVER:PROMPT``)."""
     from protoagent.skills.discovery import load_skills
 
     hint = AvailableCommandInput(root=UnstructuredCommandInput(hint="what the skill should work on"))
     focus = AvailableCommandInput(root=UnstructuredCommandInput(hint="what the summary should keep (optional)"))
     compact = "Summarize the conversation so far; the next prompt follows the summary"
-    commands = [AvailableCommand(name="compact", description=compact, input=focus)]
+    checkpoint = AvailableCommandInput(root=UnstructuredCommandInput(hint="[N|verified] [code|conversation|both]"))
+    rewind = (
+        "Rewind to the state after user turn N (default: the turn before the last) or the latest verified one: "
+        "put back the files the session wrote, hide the later turns from the model, or both"
+    )
+    commands = [
+        AvailableCommand(name="compact", description=compact, input=focus),
+        AvailableCommand(name="rewind", description=rewind, input=checkpoint),
+    ]
     commands += [
         AvailableCommand(name=f"skill:{bundle.name}", description=bundle.description[:200], input=hint)
         for bundle in load_skills([repo], home).management()
