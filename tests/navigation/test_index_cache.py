@@ -134,3 +134,19 @@ def test_a_link_out_of_the_repository_and_a_fifo_are_not_indexed(tmp_path: Path)
     found = ask_repo(root, tmp_path / "home", "definition", "price")  # returns: the FIFO is never opened
     assert places(found) == [("shop/util.py", 4)]
     assert "leaked_secret" not in index_for(root, tmp_path / "home").all_names()
+
+
+def test_the_data_home_keeps_a_bounded_number_of_project_indexes(tmp_path: Path) -> None:
+    from protoagent.navigation import index as index_module
+
+    folder = tmp_path / "home" / "navigation"
+    folder.mkdir(parents=True)
+    for n in range(index_module.MAX_CACHED_PROJECTS + 3):
+        stale = folder / f"old{n}-0123456789abcdef.sqlite"
+        stale.write_bytes(b"")
+        os.utime(stale, (1_000_000 + n, 1_000_000 + n))
+    root = shop_repo(tmp_path)
+    ask_repo(root, tmp_path / "home", "definition", "price")
+    kept = sorted(p.name for p in folder.glob("*.sqlite"))
+    assert len(kept) == index_module.MAX_CACHED_PROJECTS and cache_file(tmp_path / "home", root).name in kept
+    assert "old0-0123456789abcdef.sqlite" not in kept  # the least recently used went first

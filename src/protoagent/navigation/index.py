@@ -44,6 +44,19 @@ _SCHEMA = (
 )
 
 
+MAX_CACHED_PROJECTS = 32
+"""Project indexes kept in the data home; opening a new one removes the least recently used."""
+
+
+def prune_caches(folder: Path, keep: int) -> None:
+    """Remove all but the ``keep`` most recently used index files in ``folder`` (with their WAL
+    files); a cache in use elsewhere is simply rebuilt by whoever opens it next."""
+    caches = sorted(folder.glob("*.sqlite"), key=lambda p: p.stat().st_mtime if p.exists() else 0.0, reverse=True)
+    for stale in caches[keep:]:
+        for path in (stale, stale.with_name(stale.name + "-wal"), stale.with_name(stale.name + "-shm")):
+            path.unlink(missing_ok=True)
+
+
 def default_home() -> Path:
     """The data home, as every ProtoAgent command finds it: ``$PROTOAGENT_HOME`` or ``~/.protoagent``."""
     override = os.environ.get(HOME_ENV)
@@ -107,7 +120,10 @@ class SymbolIndex:
         if cache is not None:
             try:
                 private_dir(cache.parent)  # symbol names and source structure are the user's alone
+                if not cache.exists():
+                    prune_caches(cache.parent, MAX_CACHED_PROJECTS - 1)
                 create_private(cache)
+                os.utime(cache)  # used now: pruning goes by last use
                 db = sqlite3.connect(cache, check_same_thread=False, timeout=30)
                 db.execute("PRAGMA journal_mode=WAL")
                 for statement in _SCHEMA:
