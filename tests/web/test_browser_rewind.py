@@ -83,6 +83,7 @@ def test_rewind_from_the_page_refuses_over_outside_work_then_restores_turn_1_and
         assert "set A to 3" in page.locator("#transcript").inner_text(), "a hidden turn is not removed"
         assert page.locator(f"{YOU}:not(.rewound)").count() == 1
         assert page.locator(".checkpoint[data-checkpoint='3'] button.rewind-both").is_disabled()
+        assert "rewound" in (page.locator("#evidence").get_attribute("class") or ""), "turn 3's evidence is marked too"
         rewound = [e for e in server.store.load(sid) if e.type == "session.rewound"]
         assert len(rewound) == 1 and rewound[0].payload["hidden_turns"] == [2, 3]
 

@@ -159,6 +159,8 @@ class SessionView {
     }
     for (const note of p.notes) box.append(el("div", { class: "notice" }, "note: " + note));
     box.hidden = false;
+    box.classList.remove("rewound");
+    this.evidenceTurn = this.turn;
   }
 
   on_run_ended(p) {
@@ -178,6 +180,7 @@ class SessionView {
         if (node.classList.contains("checkpoint")) node.querySelectorAll("button").forEach((b) => { b.disabled = true; });
       }
     }
+    if (p.hidden_turns.includes(this.evidenceTurn)) document.getElementById("evidence").classList.add("rewound");
     this.transcript.append(rewindNote(p));
     if (changesOpen() && !this.replaying) showChanges(this);
   }
