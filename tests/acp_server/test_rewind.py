@@ -12,6 +12,7 @@ from acp import text_block
 from tests.checkpoints.support import three_turn_session
 
 from protoagent.api import open_store
+from protoagent.events.messages import derive_messages
 from protoagent.testing import final_turn, write_script
 
 from .support import RecordingClient, acp_agent
@@ -25,6 +26,12 @@ def _tree(repo: Path) -> dict[str, bytes]:
 def _rewound_events(home: Path, session_id: str) -> list[dict[str, object]]:
     with open_store(home) as store:
         return [e.payload for e in store.load(session_id) if e.type == "session.rewound"]
+
+
+def _lead_history(home: Path, session_id: str) -> str:
+    """What the lead's next request would carry, derived from the log."""
+    with open_store(home) as store:
+        return str(derive_messages(store.load(session_id), "architect"))
 
 
 def test_acp_rewind_refuses_over_outside_work_then_restores_turn_1_and_says_what_it_hid(tmp_path: Path) -> None:
@@ -62,6 +69,8 @@ def test_acp_rewind_refuses_over_outside_work_then_restores_turn_1_and_says_what
     assert _tree(repo) == _tree(clean), "the files are byte-equal to turn 1's state"
     [rewound] = _rewound_events(home, sid)
     assert rewound["hidden_turns"] == [2, 3], "the refusal recorded nothing; the rewind one event"
+    history = _lead_history(home, sid)
+    assert "set A to 2" in history and "set A to 3 and add b.py" not in history and "set C to 2" not in history
     advertised = client.of("available_commands_update")
     names = {c.name: c for c in advertised[0].available_commands}
     assert "rewind" in names and names["rewind"].input is not None
