@@ -281,6 +281,32 @@ def bench_package_alone(work: Path) -> None:
     )
 
 
+def bench_jedi(work: Path) -> None:
+    """The same references query through jedi (the analyser considered instead of our resolver)."""
+    import jedi
+
+    root = fetch("rich", "13.7.0", work)
+    path = root / "rich" / "cells.py"
+    source = path.read_text()
+    line = next(n for n, text in enumerate(source.splitlines(), 1) if text.startswith("def cell_len"))
+    project = jedi.Project(root, added_sys_path=[], smart_sys_path=False, load_unsafe_extensions=False)
+    timings = []
+    for _ in range(2):
+        start = time.perf_counter()
+        found = jedi.Script(source, path=path, project=project).get_references(line, 4)
+        timings.append(time.perf_counter() - start)
+    index = SymbolIndex(root, work / "cache" / "rich.sqlite")
+    index.refresh()
+    start = time.perf_counter()
+    ours = ask(index, "references", "rich.cells.cell_len", limit=1000)
+    mine = time.perf_counter() - start
+    index.close()
+    print(
+        f"  jedi references of rich.cells.cell_len: {len(found)} in {timings[0]:.2f}s cold, {timings[1]:.2f}s warm; "
+        f"code_context: {ours.total} in {1000 * mine:.0f} ms"
+    )
+
+
 def tags_truth(root: Path) -> set[tuple[str, int, str]]:
     """``(path, line, name)`` of every class, function, method and interface the grammars' own
     ``tags.scm`` queries capture in the TypeScript and JavaScript files."""
@@ -343,12 +369,15 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="folder for the downloaded projects (default: a temp folder)")
     parser.add_argument("--js", type=Path, help="a JavaScript/TypeScript checkout (e.g. sindresorhus/ky)")
     parser.add_argument("--sample", type=int, default=SAMPLE)
+    parser.add_argument("--jedi", action="store_true", help="also time the same query through jedi")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-code-context-"))
     (work / "cache").mkdir(parents=True, exist_ok=True)
     print(f"cpus: {os.cpu_count()}")
     bench_python(work, args.sample)
     bench_package_alone(work)
+    if args.jedi:
+        bench_jedi(work)
     if args.js is not None:
         bench_js(args.js, work)
     else:
