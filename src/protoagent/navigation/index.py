@@ -107,7 +107,8 @@ class SymbolIndex:
         self.root = root
         self.cache = cache
         self.notes: list[str] = []
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
+        """Held by a refresh and by one answer, so an answer reads one state of the index."""
         self._db = self._open(cache)
         self._facts: dict[str, FileFacts | None] = {}
         self._modules: dict[str, str] = {}
@@ -147,14 +148,14 @@ class SymbolIndex:
         return str(row[0]) if row else None
 
     def close(self) -> None:
-        with self._lock:
+        with self.lock:
             self._db.close()
 
     # Refresh
 
     def refresh(self, time_limit_s: float = INDEX_TIME_LIMIT_S) -> RefreshReport:
         """Bring the index up to date with the files, parsing at most ``time_limit_s`` seconds."""
-        with self._lock:
+        with self.lock:
             started = time.monotonic()
             deadline = started + time_limit_s
             known = {
@@ -241,7 +242,7 @@ class SymbolIndex:
     # Lookups
 
     def facts(self, path: str) -> FileFacts | None:
-        with self._lock:
+        with self.lock:
             if path not in self._facts:
                 row = self._db.execute("SELECT facts FROM files WHERE path = ?", (path,)).fetchone()
                 self._facts[path] = load_facts(row[0]) if row else None
@@ -255,23 +256,23 @@ class SymbolIndex:
 
     def definitions_named(self, name: str) -> list[tuple[str, str, str, int, int]]:
         """``(path, qualname, kind, line, end_line)`` of every definition whose own name is ``name``."""
-        with self._lock:
+        with self.lock:
             rows = self._db.execute(
                 "SELECT path, qualname, kind, line, end_line FROM defs WHERE name = ? ORDER BY path, line", (name,)
             ).fetchall()
         return [(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4])) for r in rows]
 
     def files_using(self, name: str) -> list[str]:
-        with self._lock:
+        with self.lock:
             rows = self._db.execute("SELECT DISTINCT path FROM names WHERE name = ? ORDER BY path", (name,)).fetchall()
         return [str(r[0]) for r in rows]
 
     def all_names(self) -> list[str]:
-        with self._lock:
+        with self.lock:
             return [str(r[0]) for r in self._db.execute("SELECT DISTINCT name FROM defs")]
 
     def unparsable(self) -> list[tuple[str, str]]:
-        with self._lock:
+        with self.lock:
             rows = self._db.execute("SELECT key, value FROM meta WHERE key LIKE 'error:%' ORDER BY key").fetchall()
         return [(str(k).removeprefix("error:"), str(v)) for k, v in rows]
 

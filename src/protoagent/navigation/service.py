@@ -49,7 +49,8 @@ def answer(
         f"(time limit {time_limit_s:g}s); results may miss matches; call again to continue"
     )
     try:
-        result = ask(index, operation, symbol, under, limit)
+        with index.lock:  # one answer reads one state of the index (another session may refresh it)
+            result = ask(index, operation, symbol, under, limit)
     except ToolRejected as rejected:
         if report.left and rejected.kind == "unknown_symbol":
             raise ToolRejected(
