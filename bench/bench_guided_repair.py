@@ -35,11 +35,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGS = ROOT / "evals" / "one_line_bugs"
+REAL = ROOT / "evals" / "real_bugs"
 DEMO = ROOT / "examples" / "date-parser"
 DEMO_OBJECTIVE = "fix the failing date parser test"
 BUG_OBJECTIVE = "fix the failing test"
@@ -55,10 +57,21 @@ class Outcome:
     note: str
 
 
-def run_once(name: str, source: Path, objective: str, env: dict[str, str], limit: float, check: list[str]) -> Outcome:
+def run_once(
+    name: str,
+    source: Path | Callable[[Path], None],
+    objective: str,
+    env: dict[str, str],
+    limit: float,
+    check: list[str],
+) -> Outcome:
+    """One run on a fresh copy: ``source`` is a folder to copy, or makes the copy itself."""
     with tempfile.TemporaryDirectory(prefix="bench-repair-") as folder:
-        work = Path(folder) / source.name
-        shutil.copytree(source, work, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        work = Path(folder) / name
+        if isinstance(source, Path):
+            shutil.copytree(source, work, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        else:
+            source(work)
         argv = [sys.executable, "-m", "protoagent", "run", objective, "--repo", str(work)]
         argv += ["--model", "local", "--approval", "auto", "--json"]
         child_env = {**os.environ, **env, "PROTOAGENT_HOME": str(Path(folder) / "home")}
@@ -77,7 +90,14 @@ def run_once(name: str, source: Path, objective: str, env: dict[str, str], limit
         reported = bool(report.get("verified")) and bool(report.get("criteria_supported"))
         passes = subprocess.run(check, cwd=work, capture_output=True, check=False).returncode == 0
         notes = [n for n in report.get("notes", []) if str(n).startswith("guided repair")]
-        return Outcome(name, reported and passes, reported, seconds, str(report.get("status", "?")), "; ".join(notes))
+        if not notes and report:
+            notes = [str(report.get("summary", ""))[:160]]
+        outcome = Outcome(
+            name, reported and passes, reported, seconds, str(report.get("status", "?")), "; ".join(notes)
+        )
+        if reported and not passes:
+            outcome = replace(outcome, note=f"DISHONEST: reported verified but the tests fail; {outcome.note}")
+        return outcome
 
 
 def _report(stdout: bytes) -> dict[str, object]:
@@ -111,6 +131,56 @@ def bench_bugs(names: list[str], modes: list[str], limit: float) -> None:
         print(f"  => guided repair {mode}: {fixed}/{len(outcomes)} fixed and verified; mean {mean:.1f} s per bug\n")
 
 
+def real_bugs(names: list[str]) -> list[dict[str, object]]:
+    bugs: list[dict[str, object]] = json.loads((REAL / "bugs.json").read_text(encoding="utf-8"))
+    return [b for b in bugs if not names or b["name"] in names]
+
+
+def plant(bug: dict[str, object], work: Path, planted: bool = True) -> None:
+    """A copy of the bug's library in ``work`` with the bug planted (``planted``) and its test."""
+    library = str(bug["library"])
+    work.mkdir(parents=True)
+    shutil.copytree(REAL / "libs" / library, work / library, ignore=shutil.ignore_patterns("__pycache__"))
+    for edit in bug["plant"] if planted else []:  # type: ignore[attr-defined]
+        target = work / edit["path"]
+        text = target.read_text(encoding="utf-8")
+        if text.count(edit["old"]) != 1:
+            raise SystemExit(f"{bug['name']}: the planted text does not occur once in {edit['path']}")
+        target.write_text(text.replace(edit["old"], edit["new"]), encoding="utf-8")
+    (work / f"test_{bug['name']}.py").write_text(str(bug["test"]), encoding="utf-8")
+
+
+def validate(bugs: list[dict[str, object]]) -> None:
+    """Each test passes on the library as released and fails with the bug planted."""
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    for bug in bugs:
+        verdicts = []
+        for planted in (False, True):
+            with tempfile.TemporaryDirectory(prefix="bench-real-") as folder:
+                work = Path(folder) / str(bug["name"])
+                plant(bug, work, planted)
+                verdicts.append(subprocess.run(pytest, cwd=work, capture_output=True, check=False).returncode)
+        ok = verdicts[0] == 0 and verdicts[1] != 0
+        print(f"  {bug['name']:<22} {'ok' if ok else 'BROKEN'} (released: rc {verdicts[0]}, planted: rc {verdicts[1]})")
+
+
+def bench_real(bugs: list[dict[str, object]], limit: float) -> None:
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    print("real-library bugs (evals/real_bugs), guided repair on:", flush=True)
+    outcomes = []
+    for bug in bugs:
+        label = f"{bug['name']} ({bug['library']}, {bug['kind']})"
+        env = {"PROTOAGENT_GUIDED_REPAIR": "on"}
+        outcome = run_once(str(bug["name"]), lambda w, b=bug: plant(b, w), str(bug["objective"]), env, limit, pytest)
+        show(replace(outcome, name=label[:60]))
+        outcomes.append(outcome)
+    fixed = sum(o.fixed for o in outcomes)
+    dishonest = sum(o.note.startswith("DISHONEST") for o in outcomes)
+    times = ", ".join(f"{o.seconds:.0f}" for o in outcomes if o.fixed)
+    print(f"  => real bugs: {fixed}/{len(outcomes)} fixed and verified; {dishonest} dishonest reports")
+    print(f"     fix times (s): {times or '-'}; longest run {max((o.seconds for o in outcomes), default=0):.1f} s\n")
+
+
 def bench_demo(seeds: int, limit: float) -> None:
     check = [sys.executable, "-m", "unittest", "discover", "-s", ".", "-p", "test*.py", "-q"]
     print("demo (examples/date-parser), guided repair on:", flush=True)
@@ -133,9 +203,15 @@ def main() -> None:
     parser.add_argument("--no-off", action="store_true", help="skip the guided-repair-off arm")
     parser.add_argument("--no-bugs", action="store_true")
     parser.add_argument("--no-demo", action="store_true")
+    parser.add_argument("--real", action="store_true", help="the real-library set (evals/real_bugs) only")
+    parser.add_argument("--validate", action="store_true", help="check the real-library set's tests, run nothing")
     args = parser.parse_args()
-    names = [n for n in args.bugs.split(",") if n] or sorted(p.name for p in BUGS.iterdir() if p.is_dir())
+    chosen = [n for n in args.bugs.split(",") if n]
     print(f"cores: {os.cpu_count()}  load average: {os.getloadavg()[0]:.2f}\n", flush=True)
+    if args.validate or args.real:
+        (validate if args.validate else lambda b: bench_real(b, args.limit))(real_bugs(chosen))
+        return
+    names = chosen or sorted(p.name for p in BUGS.iterdir() if p.is_dir())
     if not args.no_bugs:
         bench_bugs(names, ["on"] if args.no_off else ["on", "off"], args.limit)
     if not args.no_demo:

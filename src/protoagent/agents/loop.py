@@ -92,10 +92,12 @@ class Budget:
         if self.max_model_calls < 1:
             raise ConfigError(f"max_model_calls {self.max_model_calls!r} must be at least 1 model call")
 
-    def start_clock(self, seconds: float | None) -> None:
-        """From now on, no model call starts after ``seconds`` (``None``: no time limit)."""
+    def start_clock(self, seconds: float | None, since: float | None = None) -> None:
+        """No model call starts ``seconds`` after ``since`` (a ``time.monotonic()``; default
+        now), or ever again once that has passed (``None``: no time limit)."""
         self.seconds = seconds or 0.0
-        self.deadline = None if seconds is None else time.monotonic() + seconds
+        start = time.monotonic() if since is None else since
+        self.deadline = None if seconds is None else start + seconds
 
     def charge(self) -> None:
         if self.used >= self.max_model_calls:

@@ -100,15 +100,12 @@ def reindent(old: str, new: str) -> str:
 
 
 def line_prompt(focus: RepairFocus, line: int) -> str:
-    """The request for one line: the numbered function, the failing assertion, the line now.
-    Everything but the last sentences is the same for every line of the function, so a local
-    model evaluates it once and only the line's own request per line."""
+    """The request for one line: the numbered function, the failing assertion, the line now."""
     old = focus.function.line(line).strip()
     return (
-        f"This Python function from {focus.function.path} has a bug.\n\n"
+        f"This Python function from {focus.function.path} has a bug on line {line}.\n\n"
         f"{focus.function.numbered()}\n\nA test fails:\n{focus.localization.evidence()}\n\n"
-        f"The bug is on line {line}. Write the fixed line {line}. The line now is:\n{old}\n"
-        "Reply with the fixed line only."
+        f"Write the fixed line {line}. The line now is:\n{old}\nReply with the fixed line only."
     )
 
 

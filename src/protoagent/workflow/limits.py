@@ -28,12 +28,12 @@ class RunLimits:
     coder_windows: int
     """Work windows of one Coder assignment (while each window makes new edits)."""
     seconds: float | None = None
-    """Seconds after which the run starts no model call (``None``: no time limit); the run then
-    ends with its report."""
+    """Seconds from the run's start (model load included) after which it starts no model call
+    (``None``: no time limit); the run then ends with its report."""
 
 
 STANDARD_LIMITS = RunLimits(model_calls=DEFAULT_MODEL_CALLS, lead_steps=16, coder_window_calls=9, coder_windows=3)
-SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2, seconds=150.0)
+SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2, seconds=140.0)
 
 
 def limits_for(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -84,6 +85,7 @@ def _initial_record(objective: str, plan: CheckPlan, contract: RunContract, root
 
 async def run_task(objective: str, options: RunOptions) -> RunReport:
     """Run one objective to an honest end and report applied, verified and criteria_supported."""
+    started = time.monotonic()  # the run's time limit counts from here, model load included
     roots = check_inputs(objective, options)
     team = _team(options, roots[0])
     root, extra = team.root, _extra_roots(team, roots[1:])
@@ -113,7 +115,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     profile, mode = choice.profile, choice.action_mode
     limits = limits_for(profile, options.max_model_calls)
     budget.max_model_calls = limits.model_calls
-    budget.start_clock(limits.seconds)
+    budget.start_clock(limits.seconds, started)
     model_config = options.model_config
     if model_config.context_window is None and choice.window is not None:
         # Admission uses the window the server reported instead of assuming one.
