@@ -25,7 +25,7 @@ FLOW = 3.0
 LITERAL = 1.5
 RETURNED_NAME = 1.5
 BRANCH = 1.0
-GUARD = 4.0
+GUARD = 5.0
 """A condition whose body holds a traceback line (the raise it guards)."""
 
 
