@@ -9,10 +9,11 @@ request is rendered as an OpenAI-compatible request body and its ``tools`` array
 compact JSON (``separators=(",", ":")``), per tool and in total, for the Architect's first
 request and the Coder's request, beside the same figures measured before the declarations were
 cut (``BEFORE_TOOLS``: with ``code_context`` added, before task_status and worker_packet left the
-default offer, review_criteria was declared only after a change and the descriptions were cut).
+default offer, review_criteria moved to the closing review and the descriptions were cut).
 A second run of the same path, unbatched (the Architect runs its check in a request of its own
-after the change), shows what the Architect is declared after a change (``plan_task`` out,
-``review_criteria`` in). The issue's target: the Architect's at most 2,500 bytes.
+after the change), shows that a later request declares the same tools (a byte-stable prefix;
+``review_criteria`` joins only in the closing review request of a run whose checks cannot see a
+criterion). The issue's target: the Architect's at most 2,500 bytes.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from protoagent.models.types import ModelRequest
 from protoagent.workflow import changes
 from protoagent.workflow.criteria import REVIEW_TOOL, CriterionSupport, PassingCheck, criteria_support
 from protoagent.workflow.evidence import CheckResult, check_results, seeks_fix
+from protoagent.workflow.offer import REVIEW_PHASE, review_opened
 from protoagent.workflow.phase_control import run_start
 from protoagent.workflow.reports import file_changes, recorded_report
 from protoagent.workflow.task import TaskRecord
@@ -41,8 +42,6 @@ VERIFIED = "final_verification_passed"
 """Yield reason: every selected check passed after the last change; the edit phase is over."""
 MAX_SUMMARY_REPORT_CHARS = 400
 MAX_UNREAD_ADVICE_CHARS = 2000
-REVIEW_PHASE = "review"
-"""The phase of the lead's one closing request when checks cannot see every criterion."""
 MAX_REVIEW_DIFF_CHARS = 8000
 
 
@@ -104,10 +103,7 @@ def _judged(events: Sequence[Event], record: TaskRecord) -> tuple[CriterionSuppo
 def review_due(events: Sequence[Event], record: TaskRecord, tools: Sequence[str]) -> bool:
     """The lead gets a closing request: verification passed, some criterion is unchecked, the lead
     can record a review, and this run has not had its closing request yet."""
-    if REVIEW_TOOL not in tools:
-        return False
-    start = run_start(events)
-    if any(e.seq > start and e.type == "workflow.phase" and e.payload.get("phase") == REVIEW_PHASE for e in events):
+    if REVIEW_TOOL not in tools or review_opened(events):
         return False
     return bool(unchecked_criteria(events, record))
 

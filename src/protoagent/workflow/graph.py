@@ -17,7 +17,6 @@ from protoagent.repair.guided import guided_repair, guided_repair_enabled
 from protoagent.tools.base import AnyTool, Prepared, ToolContext, ToolOutput
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.closing import (
-    REVIEW_PHASE,
     VERIFIED,
     closing_hook,
     passing_verification,
@@ -43,7 +42,7 @@ from protoagent.workflow.localized import (
     record_localized,
     render_localized,
 )
-from protoagent.workflow.offer import OFFER_STAGE, phase_offer
+from protoagent.workflow.offer import OFFER_STAGE, REVIEW_PHASE, declare_for_phase
 from protoagent.workflow.phase_control import (
     DENIED_PREFIX,
     FINAL_CHECK_FAILED,
@@ -103,7 +102,7 @@ class WorkflowGraph:
         self.session.hooks.register(HookRegistration(96, "phase-control", PhaseControl.hook))
         self.session.hooks.register(HookRegistration(94, "progress", self.progress.hook))
         self.session.hooks.register(HookRegistration(97, "verified-close", closing_hook(self._record)))
-        self.session.hooks.register(HookRegistration(OFFER_STAGE, "phase-offer", phase_offer(self._record)))
+        self.session.hooks.register(HookRegistration(OFFER_STAGE, "phase-offer", declare_for_phase))
         self.session.pipeline.pre_execute.append(PhaseControl.gate(self.session.log))
         if honoured_at_once(self.state.deferred, objective, self.session.log.events):
             # "Don't run it, I'll do it" said after editing or final checks started (a later message
