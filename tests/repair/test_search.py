@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.events import Event, MemoryStore
-from protoagent.repair.candidates import REPAIR_AGENT
+from protoagent.repair.candidates import REPAIR_AGENT, CandidateEdit
+from protoagent.repair.search import no_op
 from protoagent.testing import ScriptedModel
 from protoagent.workflow.run import RunOptions, RunReport, run_task
 
@@ -129,3 +130,14 @@ def test_every_line_of_the_function_is_offered_not_only_the_lines_near_the_retur
     assert offered[0] == 20  # the return first
     assert [r["passed"] for r in tried(events)] == [True]
     assert report.evidence.verified
+
+
+def test_a_line_cut_down_to_a_no_op_is_never_run() -> None:
+    def edit(old: str, new: str) -> CandidateEdit:
+        return CandidateEdit("m.py", 3, old, new)
+
+    assert no_op(edit("    return total / count", "    return"))
+    assert no_op(edit("    ext = 'th'", "    ext"))
+    assert not no_op(edit("    return total / count", "    return total / len(values)"))
+    assert not no_op(edit("    if upper > lower:", "    if upper < lower:"))
+    assert not no_op(edit("    values.sort()", "    values.reverse()"))

@@ -100,12 +100,15 @@ def reindent(old: str, new: str) -> str:
 
 
 def line_prompt(focus: RepairFocus, line: int) -> str:
-    """The request for one line: the numbered function, the failing assertion, the line now."""
+    """The request for one line: the numbered function, the failing assertion, the line now.
+    Everything before the line's own request is the same for every line of the function, so a
+    local model evaluates it once per function, not once per line."""
     old = focus.function.line(line).strip()
     return (
-        f"This Python function from {focus.function.path} has a bug on line {line}.\n\n"
+        f"This Python function from {focus.function.path} has a bug.\n\n"
         f"{focus.function.numbered()}\n\nA test fails:\n{focus.localization.evidence()}\n\n"
-        f"Write the fixed line {line}. The line now is:\n{old}\nReply with the fixed line only."
+        f"The bug is on line {line}. Write the fixed line {line}. The line now is:\n{old}\n"
+        "Reply with the fixed line only."
     )
 
 

@@ -8,12 +8,13 @@ pairs of lines of the same function: two candidates that each
 moved the failure (the failing check still fails, with another message) are tried together,
 the two-line fixes (a condition and its return, two swapped assignments). Then the deep pass:
 the rest of every line's candidates. Every candidate runs the failing checks first, then the
-others, in the scratch copy; a candidate that copies the test's expected value into the source is
-never run. The whole search is bounded by the same candidate count and seconds.
+others, in the scratch copy; a candidate that copies the test's expected value into the source, or
+that was cut down to a no-op, is never run. The whole search is bounded by the same candidate count and seconds.
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -115,7 +116,7 @@ class Search:
                 if self.state.spent():
                     return True
                 usable = code_prefix(original, edit)
-                if usable is None or copies_expected_value(usable, self.localization):
+                if usable is None or no_op(usable) or copies_expected_value(usable, self.localization):
                     continue
                 verdict = await self._try(function, (usable,), original)
                 if verdict is None:
@@ -168,6 +169,22 @@ class Search:
 
 def _key(edits: Candidate) -> tuple[tuple[str, int, str], ...]:
     return tuple(sorted((e.path, e.line, e.new) for e in edits))
+
+
+def no_op(edit: CandidateEdit) -> bool:
+    """A line cut down to nothing that could fix anything: a bare name or attribute as a
+    statement, or a bare ``return`` in place of one that returned a value."""
+    try:
+        new, old = ast.parse(edit.new.strip()).body, ast.parse(edit.old.strip()).body
+    except SyntaxError:
+        return False  # the line opens a block (``if ...:``): it parses only in its file
+    if len(new) != 1:
+        return False
+    statement = new[0]
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Name | ast.Attribute | ast.Constant):
+        return True
+    returned = len(old) == 1 and isinstance(old[0], ast.Return) and old[0].value is not None
+    return isinstance(statement, ast.Return) and statement.value is None and returned
 
 
 async def _close(proposals: AsyncIterator[CandidateEdit]) -> None:

@@ -33,7 +33,7 @@ class RunLimits:
 
 
 STANDARD_LIMITS = RunLimits(model_calls=DEFAULT_MODEL_CALLS, lead_steps=16, coder_window_calls=9, coder_windows=3)
-SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2, seconds=140.0)
+SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2, seconds=100.0)
 
 
 def limits_for(
