@@ -93,14 +93,27 @@ def test_a_small_profile_coder_may_create_a_file_the_task_names(
     assert (root / "notes" / "CHANGES.md").read_text() == "dates fixed\n"
 
 
-def test_after_guided_repair_finds_nothing_the_run_ends_at_its_time_limit_with_a_report(
+def test_after_guided_repair_finds_nothing_the_run_ends_with_its_report_and_no_stray_files(tmp_path: Path) -> None:
+    # The Architect would go on creating and reading; the run ends when the search found nothing.
+    stray = call("create_file", "architect", path="fix.py", content="x = 1\n")
+    reads = [call("read_file", "architect", path="dates.py") for _ in range(30)]
+    report, events, root = small_run(tmp_path, OBJECTIVE, [candidate(WRONG), stray, *reads])
+    assert [e.payload["status"] for e in events if e.type == "repair.ended"] == ["none_passed"]
+    assert [e for e in events if e.type == "model.requested" and e.agent == "architect"] == []
+    assert any("guided repair: 1 candidate edit(s) tried" in n and "none passed" in n for n in report.notes)
+    assert report.status != "completed" and not report.evidence.applied
+    assert any(e.type == "run.ended" for e in events)
+    assert sorted(p.name for p in root.iterdir() if p.name != ".git") == ["dates.py", "test_dates.py"]
+    assert (root / "dates.py").read_text() == DATES
+
+
+def test_a_run_past_its_time_limit_starts_no_model_call_and_ends_with_its_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PROTOAGENT_RUN_SECONDS", "0.01")
-    # The Architect would go on reading for ever; the time limit stops the run before its first call.
+    monkeypatch.setenv("PROTOAGENT_GUIDED_REPAIR", "off")
     reads = [call("read_file", "architect", path="dates.py") for _ in range(30)]
-    report, events, root = small_run(tmp_path, OBJECTIVE, [candidate(WRONG), *reads])
-    assert [e.payload["status"] for e in events if e.type == "repair.ended"] == ["none_passed"]
+    report, events, root = small_run(tmp_path, OBJECTIVE, reads)
     [failed] = [e for e in events if e.type == "model.failed"]
     assert failed.payload["limit"] == "seconds"
     assert [e for e in events if e.type == "model.requested" and e.agent == "architect"] == []

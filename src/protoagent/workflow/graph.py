@@ -115,6 +115,8 @@ class WorkflowGraph:
         if await self._guided_repair():
             await self._final_checks()
             return self.state
+        if self.state.stop_reason:  # guided repair searched and found nothing: the report says so
+            return self.state
         outcome = await self.architect.run_turn(objective, context=self._baseline_context())
         outcome = await self._continue_yielded_work(outcome)
         while not self._stopped(outcome):
@@ -149,6 +151,9 @@ class WorkflowGraph:
         outcome = await guided_repair(self.session, self.board.record.selected_check_ids)
         if outcome.applied:
             self.state.stop_reason = f"guided repair: {outcome.reason}"
+        elif outcome.tried and outcome.status in ("none_passed", "model_failed"):
+            # The small model's own turn after a failed search only loops or writes stray files.
+            self.state.stop_reason = f"guided repair found no fix: {outcome.reason}"
         return outcome.applied
 
     async def run_verification(self) -> GraphState:
