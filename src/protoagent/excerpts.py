@@ -16,6 +16,7 @@ as characters in ASCII output).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 EXCERPT_CHARS = 200
 """The default length of an excerpt, in characters."""
@@ -44,6 +45,30 @@ def tail_excerpt(text: str, limit: int) -> str:
         return text
     _, end, count = _cut(text, 0, len(text) - limit)
     return f"{OUTPUT_CUT.format(count=count)}\n{text[end:]}"
+
+
+def kept_excerpt(text: str, kept: Sequence[tuple[int, int]]) -> str:
+    """``text`` with everything outside the ``kept`` ``[start, end)`` ranges cut, each cut one
+    ``OUTPUT_CUT`` line. Ranges that start and end at line boundaries keep the lines whole; a cut
+    that would split a marker takes the whole marker and counts it in."""
+    parts: list[str] = []
+    position = 0
+    for start, end in [*sorted(kept), (len(text), len(text))]:
+        if start > position:
+            cut_end, marker = _cut_line(text, position, start)
+            parts.append(marker + ("\n" if cut_end < len(text) else ""))
+            position = cut_end
+        if end > position:
+            parts.append(text[position:end])
+            position = end
+    return "".join(parts)
+
+
+def _cut_line(text: str, start: int, end: int) -> tuple[int, str]:
+    """Where a cut of ``[start, end)`` really ends, and its marker: characters before ``start``
+    that a widened cut takes were already kept, so the marker does not count them."""
+    cut_start, cut_end, count = _cut(text, start, end)
+    return cut_end, OUTPUT_CUT.format(count=count - max(start - cut_start, 0))
 
 
 def original_length(text: str) -> int:

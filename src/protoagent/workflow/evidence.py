@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
+from protoagent.checks.output_excerpt import check_output_excerpt
 from protoagent.events.types import Event
-from protoagent.excerpts import tail_excerpt
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.criteria import CriterionSupport, PassingCheck, criteria_support
 from protoagent.workflow.phase_control import first_denial, run_start
@@ -98,10 +98,11 @@ def split_receipt(text: str) -> tuple[list[str], str]:
 
 
 def receipt_excerpt(text: str, limit: int = RESULT_OUTPUT_CHARS) -> str:
-    """The receipt's header lines whole, then the last ``limit`` characters of its output: a long
-    assertion diff can never push the check's outcome or its failing tests out of the excerpt."""
+    """The receipt's header lines whole, then at most ``limit`` characters of its output (a
+    failure report's tracebacks and summary first, its warnings cut first): a long assertion diff
+    can never push the check's outcome or its failing tests out of the excerpt."""
     header, body = split_receipt(text)
-    body = tail_excerpt(body, limit)
+    body = check_output_excerpt(body, limit)
     return "\n".join([*header, body] if body else header)
 
 

@@ -1,0 +1,74 @@
+"""A failing check's excerpt keeps the failures and the short summary of a real pytest run and
+cuts its warnings first; every cut marker counts exactly what it stands for, whatever the budget
+and whether the command journal already cut the output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protoagent.checks.output_excerpt import check_output_excerpt
+from protoagent.excerpts import original_length
+
+TESTS = """import warnings
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(60))
+def test_warns(n):
+    warnings.warn(DeprecationWarning(f"old api {n} is deprecated and will be removed in a later release"))
+
+
+def test_first():
+    value = {"month": 15, "day": 3}
+    assert value["month"] == 3
+
+
+def test_second():
+    assert "abc".upper() == "ABD", "upper keeps the letters"
+"""
+
+
+@pytest.fixture(scope="module")
+def pytest_output(tmp_path_factory: pytest.TempPathFactory) -> str:
+    root: Path = tmp_path_factory.mktemp("suite")
+    (root / "test_suite.py").write_text(TESTS)
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py"]
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    return done.stdout
+
+
+def test_the_first_failure_and_the_short_summary_survive_and_the_warnings_are_cut(pytest_output: str) -> None:
+    shown = check_output_excerpt(pytest_output, 1500)
+    assert len(shown) <= 1500 < len(pytest_output)
+    assert "E       assert 15 == 3" in shown and "test_suite.py:13: AssertionError" in shown
+    assert "E       AssertionError: upper keeps the letters" in shown
+    assert "FAILED test_suite.py::test_first" in shown and "2 failed, 60 passed" in shown
+    assert shown.count("DeprecationWarning") <= 2
+
+
+@pytest.mark.parametrize("limit", [60, 200, 400, 800, 1500, 3000])
+def test_cut_markers_count_exactly_what_was_cut_at_every_budget(pytest_output: str, limit: int) -> None:
+    shown = check_output_excerpt(pytest_output, limit)
+    assert original_length(shown) == len(pytest_output)
+    assert "2 failed, 60 passed" in shown or limit < 100
+
+
+def test_a_journal_cut_inside_the_output_is_counted_in(pytest_output: str) -> None:
+    middle = len(pytest_output) // 2
+    middle = pytest_output.index("\n", middle) + 1
+    journal = f"{pytest_output[:middle]}\n[... 5000 bytes omitted; full output: out.log ...]\n{pytest_output[middle:]}"
+    shown = check_output_excerpt(journal, 1200)
+    assert original_length(shown) == original_length(journal) == len(pytest_output) + 5000
+
+
+def test_output_without_a_failures_section_keeps_its_tail() -> None:
+    text = "".join(f"line {n}\n" for n in range(500)) + "FAILED (failures=1)\n"
+    shown = check_output_excerpt(text, 300)
+    assert shown.startswith("[... ") and shown.endswith("FAILED (failures=1)\n")
+    assert original_length(shown) == len(text)
