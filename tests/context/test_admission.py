@@ -94,7 +94,7 @@ def test_only_observations_are_evicted_never_user_messages() -> None:
 def test_task_record_is_reinserted_after_eviction_and_changes_are_appended() -> None:
     chat = long_session()
     record = {"text": "goal: fix the parser; criteria: tests pass; phase: edit"}
-    hook = ContextAdmissionHook(window=4096, task_record=lambda: record["text"])
+    hook = ContextAdmissionHook(window=4096, task_record=lambda _tools: record["text"])
     admitted = hook(chat.request(), chat.events)
     assert hook.last_report is not None and hook.last_report.evicted_message_count > 0
     assert admitted.messages[0].content == "TASK: fix the parser"
@@ -121,7 +121,7 @@ def test_mandatory_input_too_large_fails_explicitly() -> None:
 
 def test_task_record_is_mandatory() -> None:
     chat = long_session(batches=1, size=100)
-    hook = ContextAdmissionHook(window=2048, task_record=lambda: "criteria " * 3000)
+    hook = ContextAdmissionHook(window=2048, task_record=lambda _tools: "criteria " * 3000)
     with pytest.raises(LimitExceeded, match="task record"):
         hook(chat.request(), chat.events)
 

@@ -33,7 +33,7 @@ def test_hooks_shape_requests_and_leave_the_log_unchanged(tmp_path: Path) -> Non
     spec.tools = tools
     session = AgentSession.create(spec)
     compact = CompactProtocolHook(identity="You are ProtoAgent's Coder.", cards=[WorkerCard("coder", "task", "edits")])
-    admission = ContextAdmissionHook(window=4500, profile="small", task_record=lambda: "goal: read all files")
+    admission = ContextAdmissionHook(window=4500, profile="small", task_record=lambda _tools: "goal: read all files")
     for registration in (
         admission.registration(),
         ToolContextProjectionHook.for_tools(tools, settings_for("small", 4500)).registration(),

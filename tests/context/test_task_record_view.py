@@ -21,7 +21,7 @@ def test_each_request_extends_the_previous_one_across_record_changes() -> None:
     chat = Conversation(agent="architect")
     chat.user("fix the parser")
     record = {"text": FIRST}
-    hook = ContextAdmissionHook(task_record=lambda: record["text"])
+    hook = ContextAdmissionHook(task_record=lambda _tools: record["text"])
     requests = []
     for n in range(6):
         chat.batch(("search_regex", f"result {n}"))
@@ -47,7 +47,7 @@ def test_a_record_update_names_new_lines_and_lines_nothing_replaced() -> None:
 
 def test_a_new_conversation_of_the_same_agent_shows_the_current_record_whole() -> None:
     record = {"text": FIRST}
-    hook = ContextAdmissionHook(task_record=lambda: record["text"])
+    hook = ContextAdmissionHook(task_record=lambda _tools: record["text"])
     first = Conversation(agent="coder")
     first.user("Assignment: first")
     first.batch(("search_regex", "x"))
@@ -62,7 +62,7 @@ def test_when_eviction_moves_the_record_is_shown_whole_again_without_updates() -
     chat = Conversation()
     chat.user("TASK: fix the parser")
     record = {"text": FIRST}
-    hook = ContextAdmissionHook(window=4096, task_record=lambda: record["text"])
+    hook = ContextAdmissionHook(window=4096, task_record=lambda _tools: record["text"])
     chat.batch(("read_file", "small"))
     hook(chat.request(), chat.events)
     record["text"] = FIRST + "\nreport from coder: done — fixed"

@@ -19,8 +19,9 @@ ADMISSION_STAGE = 90
 """Admission runs last, after every hook that changes the request's size."""
 ADMISSION_OWNER = "context-admission"
 
-TaskRecordSource = Callable[[], str | None]
-"""Returns the current compact TaskRecord text, or ``None`` when there is none yet."""
+TaskRecordSource = Callable[[frozenset[str]], str | None]
+"""Returns the current compact TaskRecord text as shown to an agent that declares these tools
+(a line about a tool only the lead has never reaches a worker), or ``None`` when there is none yet."""
 
 
 class ContextAdmissionHook:
@@ -78,7 +79,8 @@ class ContextAdmissionHook:
 
     def __call__(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
         agent = request.agent_role
-        record = self.task_record() if self.task_record is not None else None
+        declared = frozenset(t.name for t in request.tools)
+        record = self.task_record(declared) if self.task_record is not None else None
         anchor = request.messages[0].content if request.messages else ""
         known_anchor, boundary = self._boundaries.get(agent, (anchor, 0))
         if known_anchor != anchor or boundary > len(request.messages):

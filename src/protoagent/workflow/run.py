@@ -56,7 +56,7 @@ from protoagent.workflow.question import answer_question
 from protoagent.workflow.run_models import prepare_models, run_models
 from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, check_inputs, run_sandbox
 from protoagent.workflow.task import TaskRecord, current_task
-from protoagent.workflow.task_tools import TASK_TOOLS
+from protoagent.workflow.task_tools import TASK_TOOLS, PlanTask
 from protoagent.workflow.team import RunTeam, assemble_team, check_tools, lead_role, resumed_facts
 from protoagent.workflow.user_command import run_user_command
 from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, file_writes
@@ -276,7 +276,11 @@ def _mount_hooks(
     )
     hooks.register(projection.registration())
     checks = contract.surface != "question"  # The question surface cannot run checks.
-    record = None if contract.surface == "conversation" else (lambda: board.record.render(checks=checks))
+    record = (
+        None
+        if contract.surface == "conversation"
+        else (lambda tools: board.record.render(checks=checks, planning=PlanTask.name in tools))
+    )
     admission = ContextAdmissionHook.for_provider(session.provider, session.spec.model_config, profile, record)
     hooks.register(admission.registration())
     session.spec.services[COMPACTION_SERVICE] = admission.compactor  # the loop compacts when a request cannot fit

@@ -88,9 +88,10 @@ class TaskRecord:
             fields[key] = tuple(data.get(key, ()))
         return cls(**fields)
 
-    def render(self, *, checks: bool = True) -> str:
+    def render(self, *, checks: bool = True, planning: bool = True) -> str:
         """The compact text re-inserted into every admitted request; ``checks=False`` leaves out
-        the check ids (for a surface that has no tool to run them)."""
+        the check ids (for a surface that has no tool to run them), ``planning=False`` the frozen
+        plan (for an agent without ``plan_task``: a worker)."""
         lines = [f"objective: {self.objective}"]
         if self.criteria:
             # A JSON list: a criterion with ";" or "," in it stays one criterion.
@@ -104,7 +105,7 @@ class TaskRecord:
             lines.append("selected_check_ids: " + json.dumps(list(self.selected_check_ids)))
             lines.append("bootstrap_checks: " + json.dumps(list(self.bootstrap_check_ids)))
             lines.append("baseline_check_ids: " + json.dumps(list(self.baseline_check_ids)))
-        if self.frozen:
+        if self.frozen and planning:
             lines.append("plan: frozen (scope, criteria and checks are fixed for this attempt)")
         if self.read_only:
             lines.append("read_only: file writes are denied")
