@@ -6,6 +6,7 @@ file adds to them through ``compile_agent_config``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from protoagent.agents.presets import READ_TOOLS, Preset
@@ -24,12 +25,19 @@ ARCHITECT_TOOLS = BUILTIN["architect"].tools
 CODER_TOOLS = BUILTIN["coder"].tools
 TESTER_TOOLS = BUILTIN["tester"].tools
 BATCHING = {
-    "architect": (
-        "Calls in one turn run in order (coder, then run_check). A passing verify of every selected check ends the run."
-    ),
+    "architect": "Calls in one turn run in order (coder, then run_check).",
     "coder": "Calls in one turn run in order and stop at a denial: e.g. edit_file then report_task.",
 }
 """What native tool calling lets a role do in one turn (a small model's JSON action is one call)."""
+REVIEW_NOTE = "If a criterion no check measures remains, one closing review request follows that verify."
+"""How a run with ``review_criteria`` ends (``workflow.closing``): told only to a lead that has it."""
+
+
+def with_review(prompt: str, tools: Sequence[str]) -> str:
+    """The lead's prompt, told of the closing review request when its tools include ``review_criteria``."""
+    if "review_criteria" not in tools or REVIEW_NOTE in prompt:
+        return prompt
+    return f"{prompt.rstrip()} {REVIEW_NOTE}"
 
 
 def with_batching(name: str, prompt: str, profile: Profile, mode: ActionMode) -> str:
@@ -45,7 +53,7 @@ def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -
     if profile == "small":
         # A small model's review of a diff is no evidence worth a tool schema in an 8k window.
         tools = tuple(t for t in tools if t != "review_criteria")
-    prompt = with_batching("architect", BUILTIN["architect"].prompt, profile, mode)
+    prompt = with_review(with_batching("architect", BUILTIN["architect"].prompt, profile, mode), tools)
     return Preset("architect", prompt, tools, max_steps=16, profile=profile, action_mode=mode)
 
 

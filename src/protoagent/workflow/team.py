@@ -25,7 +25,7 @@ from protoagent.skills.tool import SkillTool
 from protoagent.tools.base import AnyTool, Profile
 from protoagent.workflow.contract import Surface
 from protoagent.workflow.delegation import delegate_tools, worker_cards
-from protoagent.workflow.roles import for_surface, with_batching
+from protoagent.workflow.roles import for_surface, with_batching, with_review
 
 WORK_LEAD_STEPS = 30
 """Model calls a Work lead may make in one turn."""
@@ -120,7 +120,7 @@ def lead_role(team: RunTeam, role: Preset) -> Preset:
     kept = tuple(t for t in role.tools if t not in opted_out and (t not in SPECIALISED_MEMBERS or team.has_member(t)))
     added = tuple(t for t in team.lead.tools if t not in ARCHITECT_TIER)
     tools = tuple(dict.fromkeys((*kept, *added, *delegates)))
-    prompt = with_batching(role.name, team.lead.prompt, role.profile, role.action_mode)
+    prompt = with_review(with_batching(role.name, team.lead.prompt, role.profile, role.action_mode), tools)
     return replace(role, system_prompt=prompt, tools=tools)
 
 
