@@ -77,8 +77,25 @@ def ask(
         shown = ", ".join(m.full for m in matches[:MAX_UNRESOLVED_SHOWN])
         answer.notes.append(f"{symbol!r} matches {len(matches)} definitions ({shown}); qualify it to narrow")
     if answer.total > limit:
-        answer.notes.append(f"{answer.total - limit} more results not shown; qualify the symbol or pass path")
+        answer.notes.append(_more_note(operation, matches, unique, limit, under))
     return answer
+
+
+def _more_note(operation: Operation, matches: list[_Match], hits: list[Hit], limit: int, under: str | None) -> str:
+    """How many results were left out, where the first of them is, and only the narrowing this
+    call has not already done: qualify an ambiguous symbol, pass a path (a narrower one when a
+    folder was passed), outline the class whose members were cut."""
+    first = hits[limit]
+    advice = [f"the next is {first.symbol} at {first.path}:{first.line} (read_file from there)"]
+    if operation == "outline" and first.enclosing not in {m.full for m in matches}:
+        advice.append(f"outline {first.enclosing} for its members")
+    if len(matches) > 1:
+        advice.append("qualify the symbol")
+    if not under:
+        advice.append("pass path")
+    elif not all(h.path == under.strip("/") for h in hits):
+        advice.append("pass a narrower path")
+    return f"{len(hits) - limit} more results not shown; " + "; ".join(advice)
 
 
 def _inside(path: str, under: str) -> bool:
