@@ -16,12 +16,21 @@ Method
    the repair's sampled candidates), guided repair on. Fixed and verified as above (the
    example's own ``unittest`` command is the bench's check); wall time per run.
 
+3. Real-library bugs (``--real``): each bug of ``evals/real_bugs/bugs.json`` (six one-line, four
+   two-line, planted in copies of packaging, more-itertools and boltons) is planted in a fresh
+   copy of its library with its own failing test, and run with the bug's own objective (as a
+   user would write it), guided repair on. Fixed and verified as above (the bench's own
+   ``python -m pytest``); a report that says verified while that pytest fails is printed as
+   DISHONEST and counted. ``--validate`` only checks that every test passes on the released
+   library and fails with its bug planted.
+
 Every run has its own ``PROTOAGENT_HOME`` (session store) in the temporary folder. Seconds are
 wall-clock per run, model load included. Targets (issue 15): at least 5 of 10 bugs fixed and
 verified within 3 minutes each (guided repair off: the figure to compare against); the demo
 ends within 3 minutes and is fixed and verified in at least 4 of 5 seeds.
 
-Run: ``python bench/bench_guided_repair.py [--bugs NAME,...] [--seeds 5] [--limit 180] [--no-off] [--no-demo]``
+Run: ``python bench/bench_guided_repair.py [--bugs NAME,...] [--seeds 5] [--limit 180] [--no-off] [--no-demo]
+[--real] [--validate]``
 """
 
 from __future__ import annotations
