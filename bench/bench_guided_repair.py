@@ -36,6 +36,7 @@ Run: ``python bench/bench_guided_repair.py [--bugs NAME,...] [--seeds 5] [--limi
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -98,7 +99,8 @@ def run_once(
         report = _report(stdout)
         reported = bool(report.get("verified")) and bool(report.get("criteria_supported"))
         passes = subprocess.run(check, cwd=work, capture_output=True, check=False).returncode == 0
-        notes = [n for n in report.get("notes", []) if str(n).startswith("guided repair")]
+        listed = report.get("notes")
+        notes = [str(n) for n in (listed if isinstance(listed, list) else []) if str(n).startswith("guided repair")]
         if not notes and report:
             notes = [str(report.get("summary", ""))[:160]]
         outcome = Outcome(
@@ -180,7 +182,7 @@ def bench_real(bugs: list[dict[str, object]], limit: float) -> None:
     for bug in bugs:
         label = f"{bug['name']} ({bug['library']}, {bug['kind']})"
         env = {"PROTOAGENT_GUIDED_REPAIR": "on"}
-        outcome = run_once(str(bug["name"]), lambda w, b=bug: plant(b, w), str(bug["objective"]), env, limit, pytest)
+        outcome = run_once(str(bug["name"]), functools.partial(plant, bug), str(bug["objective"]), env, limit, pytest)
         show(replace(outcome, name=label[:60]))
         outcomes.append(outcome)
     fixed = sum(o.fixed for o in outcomes)
