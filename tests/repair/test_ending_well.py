@@ -15,7 +15,7 @@ import pytest
 from protoagent.events import Event, MemoryStore
 from protoagent.repair.candidates import REPAIR_AGENT
 from protoagent.testing import ScriptedModel
-from protoagent.workflow.contract import Surface
+from protoagent.workflow.contract import Surface, classify
 from protoagent.workflow.run import RunOptions, RunReport, run_task
 
 from .support import DATE_REPO, DATES, repo
@@ -130,3 +130,22 @@ def test_a_bug_report_without_a_verb_is_an_editing_request_and_guided_repair_fix
     assert (contract.payload["surface"], contract.payload["source"]) == ("editing", "rules")
     assert (root / "dates.py").read_text() == DATES.replace(OLD, RIGHT)
     assert report.evidence.verified
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "parse_size('1 kB') returns 1024",
+        "bytes2human(128991) returns '0K' instead of '126K'",
+        "relative_time for two hours ahead says '-2 hours from now' instead of '2 hours from now'",
+        "the slug of 'Ünïcode' is wrong",
+        "test_parse fails since yesterday",
+    ],
+)
+def test_a_bug_report_without_a_verb_is_routed_to_editing_by_the_rules(report: str) -> None:
+    assert classify(report) == ("editing", "reports a bug: the behaviour it describes is to be corrected")
+
+
+@pytest.mark.parametrize("question", ["why does f(1) return 2 instead of 3?", "what does parse_size return?"])
+def test_a_question_about_a_symptom_stays_a_question(question: str) -> None:
+    assert classify(question) == ("question", "a question about the repository")
