@@ -17,3 +17,4 @@ def test_a_localizing_skill_says_when_to_switch_to_code_context_and_what_not_to_
     assert "forbidden after it fires: `search_regex`" in rule  # what may not follow it
     assert "only when `code_context` rejects the name" in rule and "index incomplete" in rule  # the fallback
     assert "qualify" in rule  # ambiguity
+    assert "is not among your tools" in rule  # an agent whose file opts out of code_context searches
