@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Literal
 
+from protoagent.errors import ToolRejected
 from protoagent.navigation.facts import FileFacts, Reference
 from protoagent.navigation.index import SymbolIndex
 from protoagent.navigation.symbols import nearest, rejection, symbol_problem, words_in
+from protoagent.workspace.files import read_bytes, revision_of
+from protoagent.workspace.paths import open_root
+from protoagent.workspace.text import decode_source, render_span
 
 Operation = Literal["definition", "references", "callers", "callees", "outline"]
 OPERATIONS: tuple[Operation, ...] = ("definition", "references", "callers", "callees", "outline")
 MAX_RESULTS = 40
 MAX_UNRESOLVED_SHOWN = 8
+MAX_SOURCES_SHOWN = 3
+"""A definition answer with at most this many results shows each one's source lines."""
+MAX_SOURCE_LINES = 40
+"""Lines of a definition shown (its first line and the start of its body); the rest is counted."""
+MAX_SOURCE_CHARS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +89,37 @@ def ask(
     if answer.total > limit:
         answer.notes.append(_more_note(operation, matches, unique, limit, under))
     return answer
+
+
+def definition_source(root: Path, hit: Hit, *, numbered: bool = True) -> str | None:
+    """A definition's first lines as ``read_file`` shows them, under its header with the file's
+    full revision, and a marker counting the definition's lines left out; ``None`` when the file
+    no longer has the indexed revision or cannot be read."""
+    try:
+        with open_root(root) as root_fd:
+            data = read_bytes(root_fd, hit.path)
+        text = decode_source(data, hit.path)
+    except (OSError, ToolRejected):
+        return None
+    revision = revision_of(data)
+    if revision != hit.revision:
+        return None
+    end = hit.end_line or hit.line
+    last = min(end, hit.line + MAX_SOURCE_LINES - 1)
+    try:
+        span = render_span(text, hit.line, last, numbered=numbered, cap=MAX_SOURCE_CHARS)
+    except ToolRejected:
+        return None
+    header = f"{hit.path} lines {span.start_line}-{span.end_line} of {span.total_lines}; revision {revision}"
+    content = span.content if span.content.endswith("\n") or not span.content else span.content + "\n"
+    left = end - span.end_line
+    if left > 0:
+        noun = "line" if left == 1 else "lines"
+        content += (
+            f"[... {left} more {noun} of {hit.symbol} not shown (to line {end}): "
+            f"read_file start_line={span.end_line + 1} ...]\n"
+        )
+    return header + "\n" + content
 
 
 def _more_note(operation: Operation, matches: list[_Match], hits: list[Hit], limit: int, under: str | None) -> str:

@@ -8,11 +8,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from protoagent.navigation.query import MAX_RESULTS
+from protoagent.navigation.query import MAX_RESULTS, MAX_SOURCES_SHOWN, Answer, definition_source
 from protoagent.navigation.service import answer, render, to_json
 from protoagent.navigation.symbols import SYMBOL_PATTERN, symbol_problem, words_in
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workspace.paths import EXTRA_ROOTS, locate
+from protoagent.workspace.tools import RAW_TEXT_ROLES
 
 SMALL_PROFILE_RESULTS = 15
 HOME_SERVICE = "data_home"
@@ -58,9 +59,19 @@ class CodeContextTool(Tool[CodeContextInput]):
 
         def run() -> ToolOutput:
             result = answer(Path(root), operation, str(symbol), under, home=Path(home) if home else None, limit=limit)
-            return ToolOutput(render(result), data=to_json(result))
+            numbered = ctx.agent_role not in RAW_TEXT_ROLES or ctx.profile != "small"
+            return ToolOutput(render(result) + _sources(Path(root), result, numbered), data=to_json(result))
 
         return await asyncio.to_thread(run)
+
+
+def _sources(root: Path, result: Answer, numbered: bool) -> str:
+    """A definition answer of a few results goes on with their source lines, as ``read_file``
+    shows them, so an edit can follow without a read."""
+    if result.operation != "definition" or not 0 < len(result.results) <= MAX_SOURCES_SHOWN:
+        return ""
+    shown = [definition_source(root, hit, numbered=numbered) for hit in result.results]
+    return "".join("\n\n" + source.rstrip("\n") for source in shown if source)
 
 
 NAVIGATION_TOOLS: tuple[type[Tool[Any]], ...] = (CodeContextTool,)
