@@ -12,6 +12,7 @@ import pytest
 
 from protoagent.checks.output_excerpt import check_output_excerpt
 from protoagent.excerpts import original_length
+from protoagent.workflow.evidence import RESULT_OUTPUT_CHARS
 
 TESTS = """import warnings
 
@@ -33,14 +34,50 @@ def test_second():
 """
 
 
-@pytest.fixture(scope="module")
-def pytest_output(tmp_path_factory: pytest.TempPathFactory) -> str:
+HELPER_TESTS = """import warnings
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(60))
+def test_warns(n):
+    warnings.warn(DeprecationWarning(f"old api {n} is deprecated and will be removed in a later release"))
+
+
+def check_equal(expected, got):
+    print("Expected:", expected)
+    print("Got:", got)
+    assert expected == got
+
+
+def test_helper():
+    check_equal({"month": 3, "day": 3, "year": 2024}, {"month": 15, "day": 3, "year": 2024})
+
+
+def test_noisy():
+    print("noise " * 200)
+    assert "abc".upper() == "ABD", "upper keeps the letters"
+"""
+
+
+def _run_suite(tmp_path_factory: pytest.TempPathFactory, source: str) -> str:
     root: Path = tmp_path_factory.mktemp("suite")
-    (root / "test_suite.py").write_text(TESTS)
+    (root / "test_suite.py").write_text(source)
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py"]
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1
     return done.stdout
+
+
+@pytest.fixture(scope="module")
+def pytest_output(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _run_suite(tmp_path_factory, TESTS)
+
+
+@pytest.fixture(scope="module")
+def helper_output(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A failing test whose helper prints what it expected and got before asserting."""
+    return _run_suite(tmp_path_factory, HELPER_TESTS)
 
 
 def test_the_first_failure_and_the_short_summary_survive_and_the_warnings_are_cut(pytest_output: str) -> None:
@@ -50,6 +87,22 @@ def test_the_first_failure_and_the_short_summary_survive_and_the_warnings_are_cu
     assert "E       AssertionError: upper keeps the letters" in shown
     assert "FAILED test_suite.py::test_first" in shown and "2 failed, 60 passed" in shown
     assert shown.count("DeprecationWarning") <= 2
+
+
+def test_the_first_failures_captured_stdout_survives_at_the_default_budget(helper_output: str) -> None:
+    shown = check_output_excerpt(helper_output, RESULT_OUTPUT_CHARS)
+    assert len(shown) <= RESULT_OUTPUT_CHARS < len(helper_output)
+    assert "Got: {'month': 15, 'day': 3, 'year': 2024}" in shown
+    assert "Captured stdout call" in shown and "test_suite.py:14: AssertionError" in shown
+    assert "E       AssertionError: upper keeps the letters" in shown and "noise noise" not in shown
+    assert "FAILED test_suite.py::test_helper" in shown and "2 failed, 60 passed" in shown
+    assert original_length(shown) == len(helper_output)
+
+
+@pytest.mark.parametrize("limit", [60, 200, 400, 800, 1500, 3000])
+def test_cut_markers_count_exactly_with_captured_output_at_every_budget(helper_output: str, limit: int) -> None:
+    shown = check_output_excerpt(helper_output, limit)
+    assert len(shown) <= limit and original_length(shown) == len(helper_output)
 
 
 @pytest.mark.parametrize("limit", [60, 200, 400, 800, 1500, 3000])

@@ -10,10 +10,12 @@ instead, within the budget:
 1. the short test summary's lines and the closing counts;
 2. the section rules of failures, errors and the summary, and the first failure's title, ``>``,
    ``E`` and location lines;
-3. those lines of the other failures;
-4. the rest of the first failure, then of the others;
-5. everything else (header, progress, captured output);
-6. warnings, passes, durations and coverage last.
+3. the first failure's captured output (``--- Captured stdout call ---`` and the like), where a
+   test helper prints what it expected and what it got;
+4. the title, ``>``, ``E`` and location lines of the other failures;
+5. the rest of the first failure, then of the others;
+6. everything else (header, progress, the other failures' captured output);
+7. warnings, passes, durations and coverage last.
 
 Every cut is one ``[... N characters of output cut ...]`` line that counts exactly what it stands
 for (see :mod:`protoagent.excerpts`). Output with no pytest failure section keeps its tail.
@@ -75,24 +77,24 @@ def _ranks(lines: list[str]) -> list[int] | None:
             if _CLOSING.search(section) or section in (*_FAILING_SECTIONS, _SUMMARY_SECTION):
                 ranks.append(1)
             else:
-                ranks.append(6 if section.startswith(_NOISE_SECTIONS) else 5)
+                ranks.append(7 if section.startswith(_NOISE_SECTIONS) else 6)
         elif section in _FAILING_SECTIONS:
             if rule is not None and rule["fill"] == "_":
                 failure, captured = failure + 1, False
             captured = captured or (rule is not None and rule["fill"] == "-")
             first = failure <= 1
             if captured:
-                ranks.append(5)
+                ranks.append(2 if first else 6)
             elif rule is not None or _KEY_LINE.match(line):
-                ranks.append(1 if first else 2)
+                ranks.append(1 if first else 3)
             else:
-                ranks.append(3 if first else 4)
+                ranks.append(4 if first else 5)
         elif section == _SUMMARY_SECTION or _CLOSING_LINE.match(line):
             ranks.append(0)
         elif section.startswith(_NOISE_SECTIONS):
-            ranks.append(6)
+            ranks.append(7)
         else:
-            ranks.append(5)
+            ranks.append(6)
     return ranks if found else None
 
 
@@ -100,7 +102,7 @@ def _kept(lines: list[str], ranks: list[int], budget: int) -> list[tuple[int, in
     """The character ranges of the lines kept within ``budget``, by rank then order; gaps too
     short for a marker are kept as well."""
     keep = [False] * len(lines)
-    for rank in range(7):
+    for rank in range(8):
         for i, line in enumerate(lines):
             if ranks[i] != rank:
                 continue
