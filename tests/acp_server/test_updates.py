@@ -70,7 +70,7 @@ def test_permission_options_map_onto_the_three_approval_choices() -> None:
 
 def test_a_call_id_a_later_run_repeats_gets_its_own_acp_id_and_updates_follow_it() -> None:
     fold = UpdateTranslator()
-    created = {"preset": "p", "model": "m", "root": "/work/repo", "approval_policy": "ask"}
+    created = {"preset": "p", "model": "m", "root": "/srv/repo", "approval_policy": "ask"}
     fold.translate(_event(1, "session.created", created, agent="main"))
     started = {"call_id": "verifier_1", "tool": "run_check", "arguments": {}}
     [first] = fold.translate(_event(2, "tool.started", started, agent="verifier"))
@@ -85,22 +85,22 @@ def test_a_call_id_a_later_run_repeats_gets_its_own_acp_id_and_updates_follow_it
 
 def test_locations_are_absolute_and_an_applied_edit_keeps_its_diff_beside_the_receipt() -> None:
     fold = UpdateTranslator()
-    created = {"preset": "p", "model": "m", "root": "/work/repo", "approval_policy": "auto"}
+    created = {"preset": "p", "model": "m", "root": "/srv/repo", "approval_policy": "auto"}
     fold.translate(_event(1, "session.created", created, agent="main"))
     arguments = {"path": "src/a.py", "old": "x = 1\n", "new": "x = 2\n", "expected_revision": "r"}
     started = {"call_id": "c1", "tool": "edit_file", "arguments": arguments, "presentation": "diff"}
     [start] = fold.translate(_event(2, "tool.started", started))
-    assert start.locations[0].path == "/work/repo/src/a.py"  # type: ignore[union-attr,index]
+    assert start.locations[0].path == "/srv/repo/src/a.py"  # type: ignore[union-attr,index]
     ended = {"call_id": "c1", "tool": "edit_file", "status": "ok", "output": "edited src/a.py lines 1"}
     [end] = fold.translate(_event(3, "tool.ended", ended))
     diff, receipt = end.content  # type: ignore[union-attr,misc]
-    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", "/work/repo/src/a.py", "x = 1\n", "x = 2\n")
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", "/srv/repo/src/a.py", "x = 1\n", "x = 2\n")
     assert receipt.content.text == "edited src/a.py lines 1"
 
 
 def test_a_write_receipt_with_its_file_texts_shows_the_whole_file_diff_and_keeps_raw_output_small() -> None:
     fold = UpdateTranslator()
-    created = {"preset": "p", "model": "m", "root": "/work/repo", "approval_policy": "auto"}
+    created = {"preset": "p", "model": "m", "root": "/srv/repo", "approval_policy": "auto"}
     fold.translate(_event(1, "session.created", created, agent="main"))
     arguments = {"path": "a.py", "old": "y = 2\n", "new": "y = 3\n", "expected_revision": "r"}
     fold.translate(_event(2, "tool.started", {"call_id": "c1", "tool": "edit_file", "arguments": arguments}))
@@ -108,7 +108,7 @@ def test_a_write_receipt_with_its_file_texts_shows_the_whole_file_diff_and_keeps
     ended = {"call_id": "c1", "tool": "edit_file", "status": "ok", "output": "edited a.py", "data": data}
     [end] = fold.translate(_event(3, "tool.ended", ended))
     diff = end.content[0]  # type: ignore[union-attr,index]
-    assert (diff.path, diff.old_text, diff.new_text) == ("/work/repo/a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
+    assert (diff.path, diff.old_text, diff.new_text) == ("/srv/repo/a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
     assert end.raw_output == {"status": "ok", "data": {"path": "a.py", "source_revision": "s"}}  # type: ignore[union-attr]
 
 
