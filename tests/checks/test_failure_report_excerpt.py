@@ -4,6 +4,7 @@ and whether the command journal already cut the output."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,11 +61,14 @@ def test_noisy():
 """
 
 
-def _run_suite(tmp_path_factory: pytest.TempPathFactory, source: str) -> str:
+def _run_suite(tmp_path_factory: pytest.TempPathFactory, source: str, ci: bool = False) -> str:
     root: Path = tmp_path_factory.mktemp("suite")
     (root / "test_suite.py").write_text(source)
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py"]
-    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    # pytest prints whole assertion diffs and summary lines when CI or BUILD_NUMBER is set: the
+    # suite is run as on a person's terminal, so the layout these tests rank is the same in CI.
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")} | ({"CI": "true"} if ci else {})
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1
     return done.stdout
 
@@ -125,3 +129,14 @@ def test_output_without_a_failures_section_keeps_its_tail() -> None:
     shown = check_output_excerpt(text, 300)
     assert shown.startswith("[... ") and shown.endswith("FAILED (failures=1)\n")
     assert original_length(shown) == len(text)
+
+
+@pytest.mark.parametrize("limit", [400, 1500])
+def test_a_ci_layout_keeps_the_closing_counts_and_the_first_assertion(
+    tmp_path_factory: pytest.TempPathFactory, limit: int
+) -> None:
+    text = _run_suite(tmp_path_factory, HELPER_TESTS, ci=True)  # long summary lines with whole diffs
+    shown = check_output_excerpt(text, limit)
+    assert len(shown) <= limit and original_length(shown) == len(text)
+    assert "2 failed, 60 passed" in shown
+    assert limit < 1500 or "'month': 3" in shown  # the actual value, in the first failure's E lines

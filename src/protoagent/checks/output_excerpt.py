@@ -7,7 +7,8 @@ line, ``E`` lines with the assertion, ``path:line: Error`` where it failed, capt
 plain tail would keep the warnings and lose every traceback; this excerpt keeps lines by rank
 instead, within the budget:
 
-1. the short test summary's lines and the closing counts;
+1. the closing counts, then the short test summary's lines naming a test (what a ``CI`` run
+   prints under them ranks with item 4);
 2. the section rules of failures, errors and the summary, and the first failure's title, ``>``,
    ``E`` and location lines;
 3. the first failure's captured output (``--- Captured stdout call ---`` and the like), where a
@@ -30,6 +31,9 @@ from protoagent.excerpts import OUTPUT_CUT, kept_excerpt, tail_excerpt
 _RULE = re.compile(r"^(?P<fill>[=_-])(?P=fill){2,} ?(?P<title>.*?) ?(?P=fill){3,}$")
 _FAILING_SECTIONS = ("FAILURES", "ERRORS")
 _SUMMARY_SECTION = "short test summary info"
+_SUMMARY_HEADS = ("FAILED", "ERROR", "XPASS", "XFAIL")
+"""A short summary line naming a test; what follows it (``CI`` runs print whole assertion diffs
+there) ranks with the other failures' details."""
 _NOISE_SECTIONS = ("warnings summary", "PASSES", "slowest", "coverage", "tests coverage")
 _CLOSING = re.compile(r"\b\d+ (?:failed|passed|errors?|error)\b|no tests ran")
 _CLOSING_LINE = re.compile(r"^\d+ (?:failed|passed|errors?)\b.* in \d")
@@ -89,8 +93,10 @@ def _ranks(lines: list[str]) -> list[int] | None:
                 ranks.append(1 if first else 3)
             else:
                 ranks.append(4 if first else 5)
-        elif section == _SUMMARY_SECTION or _CLOSING_LINE.match(line):
-            ranks.append(0)
+        elif _CLOSING_LINE.match(line):
+            ranks.append(-1)
+        elif section == _SUMMARY_SECTION:
+            ranks.append(0 if line.startswith(_SUMMARY_HEADS) else 3)
         elif section.startswith(_NOISE_SECTIONS):
             ranks.append(7)
         else:
@@ -102,7 +108,7 @@ def _kept(lines: list[str], ranks: list[int], budget: int) -> list[tuple[int, in
     """The character ranges of the lines kept within ``budget``, by rank then order; gaps too
     short for a marker are kept as well."""
     keep = [False] * len(lines)
-    for rank in range(8):
+    for rank in range(-1, 8):
         for i, line in enumerate(lines):
             if ranks[i] != rank:
                 continue
