@@ -228,7 +228,6 @@ CATALOG: dict[str, type[Payload]] = {
     "run.contract": Generic,
     "task.updated": Generic,
     "checks.discovered": Generic,
-    "check.receipt": Generic,
     "verification.unavailable": Generic,
     "workflow.phase": Generic,
     "workflow.work_yielded": Generic,
