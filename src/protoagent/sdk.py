@@ -171,7 +171,7 @@ def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
     """The evidence report of a recorded run, rebuilt from its log with the same fields as
     ``RunReport.to_json``: status, surface, applied, verified, criteria_supported, changed files,
     external effects, checks with phases and outcomes, notes and the summary (the latest run of
-    a resumed session)."""
+    a resumed session; a log recorded before evidence named its checks lists every check)."""
     events = store.load(session_id)
     ended = next((e for e in reversed(events) if e.type == "run.ended"), None)
     if ended is None:
@@ -191,7 +191,7 @@ def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
         "criteria": list(evidence.get("criteria", [])),
         "changed_files": list(evidence.get("changed_files", [])),
         "external_effects": list(evidence.get("external_effects", [])),
-        "checks": [c.to_json() for c in check_results(events)],
+        "checks": list(evidence["checks"]) if "checks" in evidence else [c.to_json() for c in check_results(events)],
         "verification": evidence.get("verification", "no_checks"),
         "summary": ended.payload.get("summary", ""),
         "notes": list(evidence.get("notes", [])),

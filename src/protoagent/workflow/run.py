@@ -45,13 +45,14 @@ from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.check_redirect import with_check_redirect
 from protoagent.workflow.contract import RunContract
 from protoagent.workflow.criteria import CRITERIA_TOOLS
-from protoagent.workflow.deferral import session_contract
+from protoagent.workflow.deferral import LATER_DEFERRAL, session_contract
 from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
 from protoagent.workflow.explorer import EXPLORER_TOOLS
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
 from protoagent.workflow.limits import limits_for
 from protoagent.workflow.packets import PACKET_TOOLS
+from protoagent.workflow.phase_control import run_start
 from protoagent.workflow.question import answer_question
 from protoagent.workflow.run_models import prepare_models, run_models
 from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, check_inputs, run_sandbox
@@ -310,7 +311,8 @@ async def _drive(
     elif contract.surface == "verification":
         # The Verifier is model-free: the selected checks run as captured, and the receipts speak.
         await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
-        summary = "; ".join(f"{r.id}: {r.outcome}" for r in check_results(log.events)) or "no checks to run"
+        ran = check_results(_evidence_events(log.events, contract))
+        summary = "; ".join(f"{r.id}: {r.outcome}" for r in ran) or "no checks to run"
     else:
         agent = role.name if session.spec.mode == "work" else "architect"
         if contract.surface == "question":
@@ -322,7 +324,8 @@ async def _drive(
         failed = outcome.status == "failed"
         summary = outcome.text
     editing = contract.surface == "editing"
-    evidence = compute_evidence(log.events, session.root, board.record, deferred=deferred, criteria=editing)
+    covered = _evidence_events(log.events, contract)
+    evidence = compute_evidence(covered, session.root, board.record, deferred=deferred, criteria=editing)
     if stuck:
         evidence = replace(evidence, notes=(*evidence.notes, f"the work phase ended early, stuck: {stuck}"))
     if unanswered:
@@ -336,6 +339,7 @@ async def _drive(
             "criteria_supported": evidence.criteria_supported,
             "criteria": [c.to_json() for c in evidence.criteria],
             "verification": evidence.verification,
+            "checks": [c.to_json() for c in evidence.checks],
             "changed_files": list(evidence.changed_files),
             "external_effects": [dict(x) for x in evidence.external_effects],
             "notes": list(evidence.notes),
@@ -350,6 +354,16 @@ async def _drive(
     return RunReport(
         session.session_id, status, contract.surface, evidence, summary, evidence.notes, mode, lead, tokens
     )
+
+
+def _evidence_events(events: list[Event], contract: RunContract) -> list[Event]:
+    """What a run's evidence covers: its own events (from its ``run.contract``), so each run of a
+    resumed session reports its own checks and changes. A later deferral hands the session's
+    earlier changes to the person, so its evidence covers the whole session."""
+    if contract.reason == LATER_DEFERRAL:
+        return events
+    start = run_start(events)
+    return [e for e in events if e.seq >= start]
 
 
 def _changed_files(events: list[Event]) -> list[str]:
