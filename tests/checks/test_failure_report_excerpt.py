@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from protoagent.checks.output_excerpt import check_output_excerpt
+from protoagent.checks.receipts import RESULT_OUTPUT_CHARS
 from protoagent.excerpts import original_length
-from protoagent.workflow.evidence import RESULT_OUTPUT_CHARS
 
 TESTS = """import warnings
 

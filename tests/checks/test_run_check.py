@@ -280,14 +280,14 @@ def test_dependency_revisions_are_recorded_and_change_after_an_edit(root: Path) 
     assert first["calc.py"] == digest
     assert first["test_calc.py"] == hashlib.sha256(PASSING.encode()).hexdigest()
     assert "gone.py" not in first
-    event = harness.ended()
-    assert dependencies_current(root, event)
+    result = check_results(harness.log.events)[-1]
+    assert dependencies_current(root, result)
     (root / "calc.py").write_text(CALC + "\n\ndef sub(a, b):\n    return a - b\n")
-    assert not dependencies_current(root, event)
+    assert not dependencies_current(root, result)
     second = harness.run("unittest")["data"]["dependency_revisions"]
     assert second["calc.py"] != first["calc.py"]
     assert second["test_calc.py"] == first["test_calc.py"]
-    assert dependencies_current(root, harness.ended())
+    assert dependencies_current(root, check_results(harness.log.events)[-1])
 
 
 def test_declared_directories_record_their_source_files(root: Path) -> None:
@@ -336,4 +336,4 @@ def test_root_discovery_records_tests_moved_into_a_package(root: Path) -> None:
     assert (data["outcome"], data["tests_run"]) == ("passed", 2)
     assert {"tests/__init__.py", "tests/test_calc.py"} <= set(data["dependency_revisions"])
     (root / "tests" / "test_calc.py").write_text(FAILING)
-    assert not dependencies_current(root, harness.ended())
+    assert not dependencies_current(root, check_results(harness.log.events)[-1])

@@ -8,10 +8,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from protoagent.checks.receipts import receipt_excerpt, split_receipt
 from protoagent.excerpts import original_length
 from protoagent.models.types import ModelRequest
 from protoagent.workflow import roles
-from protoagent.workflow.evidence import receipt_excerpt, split_receipt
 
 from .support import BUGGY, BUGGY_LINE, FIXED_LINE, call, fix_turns, run_workflow, say, sha
 

@@ -4,21 +4,25 @@ revisions that tie it to the exact file contents it measured.
 The receipt's keys are a contract read by :mod:`protoagent.workflow.evidence` and the workflow
 graph: ``check_id``, ``phase``, ``outcome``, ``exit_code``, ``tests_run``,
 ``dependency_revisions``, ``argv``, ``cwd``, ``duration_s``, ``artifact``,
-``unavailable_reason``, ``failed_tests`` and ``changed_tracked_files``.
+``unavailable_reason``, ``failed_tests``, ``changed_tracked_files`` and, only when a runner
+changed, ``changed_runner_files``. The receipt is written once (:meth:`CheckReceipt.to_output`)
+and read back once (:meth:`CheckReceipt.from_data` for the data, :func:`split_receipt` for the
+text a model saw), so the workflow's evidence holds the same typed receipt the tool returned.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from protoagent.checks.executables import beneath_root
 from protoagent.checks.failures import MAX_FAILED_TESTS
 from protoagent.checks.inventory import DependencyInventory, list_root, walk_files
 from protoagent.checks.outcomes import Outcome
+from protoagent.checks.output_excerpt import check_output_excerpt
 from protoagent.checks.types import MAX_DEPENDENCY_FILES, CheckPlan, CheckSpec
 from protoagent.tools.base import ToolOutput
 from protoagent.workspace.confined import digest_regular
@@ -57,9 +61,37 @@ class CheckReceipt:
     """The failing test ids the runner named; the model sees them before any output excerpt."""
     changed_tracked_files: tuple[str, ...] = ()
     """Tracked files whose revision the run itself changed (see :mod:`protoagent.checks.tracked`)."""
+    changed_runner_files: tuple[str, ...] = ()
+    """Runner files (executable, interpreter) that differ from the session's first revisions."""
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> CheckReceipt | None:
+        """The receipt a ``run_check`` result's data holds, or ``None`` when it holds none (a
+        denied or rejected call). Tolerant of older logs: a missing key takes its default."""
+        check_id = data.get("check_id")
+        if not isinstance(check_id, str):
+            return None
+        tests_run, exit_code = data.get("tests_run"), data.get("exit_code")
+        return cls(
+            check_id=check_id,
+            phase=str(data.get("phase") or ""),
+            outcome=cast(Outcome, str(data.get("outcome") or "error")),
+            exit_code=exit_code if isinstance(exit_code, int) else None,
+            tests_run=tests_run if isinstance(tests_run, int) else None,
+            dependency_revisions={str(k): str(v) for k, v in (data.get("dependency_revisions") or {}).items()},
+            argv=tuple(str(a) for a in data.get("argv") or ()),
+            cwd=str(data.get("cwd") or ""),
+            duration_s=float(data.get("duration_s") or 0.0),
+            artifact=str(data["artifact"]) if data.get("artifact") is not None else None,
+            unavailable_reason=data.get("unavailable_reason"),
+            failed_tests=tuple(str(t) for t in data.get("failed_tests") or ()),
+            changed_tracked_files=tuple(str(f) for f in data.get("changed_tracked_files") or ()),
+            changed_runner_files=tuple(str(f) for f in data.get("changed_runner_files") or ()),
+        )
 
     def to_data(self) -> dict[str, Any]:
         """The receipt as ``ToolOutput.data``: exactly the contract's keys."""
+        runner = {"changed_runner_files": list(self.changed_runner_files)} if self.changed_runner_files else {}
         return {
             "check_id": self.check_id,
             "phase": self.phase,
@@ -74,6 +106,7 @@ class CheckReceipt:
             "unavailable_reason": self.unavailable_reason,
             "failed_tests": list(self.failed_tests),
             "changed_tracked_files": list(self.changed_tracked_files),
+            **runner,
         }
 
     def header(self) -> str:
@@ -87,14 +120,14 @@ class CheckReceipt:
         lines = [self.header()]
         if self.failed_tests:
             # First, so a long assertion diff in the excerpt can never push the names out.
-            lines.append("failing tests: " + shown_tests(self.failed_tests))
+            lines.append(FAILING_TESTS + shown_tests(self.failed_tests))
         if note:
-            lines.append(f"note: {note}")
+            lines.append(f"{NOTE}{note}")
         if self.unavailable_reason and self.unavailable_reason != note:
-            lines.append(f"unavailable: {self.unavailable_reason}")
+            lines.append(f"{UNAVAILABLE}{self.unavailable_reason}")
         if self.changed_tracked_files:
             changed = ", ".join(self.changed_tracked_files)
-            lines.append(f"changed tracked files: {changed} (the check changed them; they are not edits)")
+            lines.append(f"{CHANGED_TRACKED}{changed} (the check changed them; they are not edits)")
         text = "\n".join(lines)
         if body:
             text = f"{text}\n{body}"
@@ -102,6 +135,36 @@ class CheckReceipt:
         # check that could not measure (unavailable, timed out, stopped) is a tool error.
         status: Literal["ok", "error"] = "ok" if self.outcome in COMPLETED_OUTCOMES else "error"
         return ToolOutput(text, status=status, data=self.to_data(), artifact=self.artifact)
+
+
+FAILING_TESTS, NOTE, UNAVAILABLE = "failing tests: ", "note: ", "unavailable: "
+CHANGED_TRACKED = "changed tracked files: "
+RECEIPT_DETAIL_PREFIXES = (FAILING_TESTS, NOTE, UNAVAILABLE, CHANGED_TRACKED)
+"""Lines a check receipt puts under its header, before the command's output."""
+RESULT_OUTPUT_CHARS = 1500
+"""Characters of a receipt's command output an excerpt keeps (its header lines stay whole)."""
+
+
+def split_receipt(text: str) -> tuple[list[str], str]:
+    """A ``run_check`` result as (header lines, command output): the header is the receipt's
+    ``check <id> <phase>: <outcome> (...)`` line and the detail lines under it."""
+    lines = text.splitlines()
+    if not lines or not lines[0].removeprefix("error: ").startswith("check "):
+        return [], text
+    header = [lines[0].removeprefix("error: ")]
+    rest = lines[1:]
+    while rest and rest[0].startswith(RECEIPT_DETAIL_PREFIXES):
+        header.append(rest.pop(0))
+    return header, "\n".join(rest)
+
+
+def receipt_excerpt(text: str, limit: int = RESULT_OUTPUT_CHARS) -> str:
+    """The receipt's header lines whole, then at most ``limit`` characters of its output (a
+    failure report's tracebacks and summary first, its warnings cut first): a long assertion diff
+    can never push the check's outcome or its failing tests out of the excerpt."""
+    header, body = split_receipt(text)
+    body = check_output_excerpt(body, limit)
+    return "\n".join([*header, body] if body else header)
 
 
 MAX_TESTS_SHOWN = 12

@@ -14,9 +14,9 @@ and every failure the baseline measured before the change now passes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -44,6 +44,12 @@ class CriterionSupport:
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "support": self.support, "evidence": list(self.evidence)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CriterionSupport:
+        """The criterion an ``evidence.reported`` payload recorded."""
+        support = cast(Support, data.get("support", "unsupported"))
+        return cls(str(data.get("text", "")), support, tuple(str(e) for e in data.get("evidence", ())))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,21 @@
-"""Completion evidence from receipts: ``applied``, ``verified`` and ``criteria_supported``."""
+"""Completion evidence from receipts: ``applied``, ``verified`` and ``criteria_supported``.
+
+Each :class:`CheckResult` holds the typed :class:`~protoagent.checks.receipts.CheckReceipt` its
+``run_check`` call returned, read back from the log; :class:`Evidence` is written to the log as
+the ``evidence.reported`` payload and read back from it by :meth:`Evidence.to_payload` and
+:meth:`Evidence.from_payload`, so a live run and a recorded one report the same thing."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
-from protoagent.checks.output_excerpt import check_output_excerpt
+from protoagent.checks.receipts import CheckReceipt, receipt_excerpt
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.criteria import CriterionSupport, PassingCheck, criteria_support
@@ -28,26 +33,45 @@ Verification = Literal[
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
+    """One ``run_check`` call in the log: its receipt and how it compares with the baseline."""
+
     id: str
     phase: str
     outcome: str
     seq: int
-    tests_run: int | None = None
+    receipt: CheckReceipt | None = None
+    """What the call measured (``None`` for a denied call: nothing ran)."""
     output: str = ""
     """Bounded tail of the check's output, for repair prompts and reports."""
-    unavailable_reason: str | None = None
-    failed_tests: tuple[str, ...] = ()
-    """Test ids the runner named as failed."""
     preexisting_failures: tuple[str, ...] = ()
     """The failed tests that also failed in the latest baseline of the same check before this result."""
     progressed: bool = False
     """Against that baseline, some failure is gone or more tests ran (the change's own tests)."""
-    changed_tracked_files: tuple[str, ...] = ()
-    """Tracked files the check run itself changed (revision capture before and after the run)."""
-    changed_runner_files: tuple[str, ...] = ()
-    """Runner files (executable, interpreter) that differed from the session's first revisions."""
     baseline_failures: tuple[str, ...] = ()
     """What the latest pre-change baseline of the same check named as failed (empty for a baseline)."""
+
+    @property
+    def tests_run(self) -> int | None:
+        return self.receipt.tests_run if self.receipt is not None else None
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        return self.receipt.unavailable_reason if self.receipt is not None else None
+
+    @property
+    def failed_tests(self) -> tuple[str, ...]:
+        """Test ids the runner named as failed."""
+        return self.receipt.failed_tests if self.receipt is not None else ()
+
+    @property
+    def changed_tracked_files(self) -> tuple[str, ...]:
+        """Tracked files the check run itself changed (revision capture before and after the run)."""
+        return self.receipt.changed_tracked_files if self.receipt is not None else ()
+
+    @property
+    def changed_runner_files(self) -> tuple[str, ...]:
+        """Runner files (executable, interpreter) that differed from the session's first revisions."""
+        return self.receipt.changed_runner_files if self.receipt is not None else ()
 
     @property
     def new_failures(self) -> tuple[str, ...]:
@@ -79,33 +103,6 @@ class CheckResult:
         return data
 
 
-RECEIPT_DETAIL_PREFIXES = ("failing tests: ", "note: ", "unavailable: ", "changed tracked files: ")
-"""Lines a check receipt puts under its header, before the command's output."""
-RESULT_OUTPUT_CHARS = 1500
-
-
-def split_receipt(text: str) -> tuple[list[str], str]:
-    """A ``run_check`` result as (header lines, command output): the header is the receipt's
-    ``check <id> <phase>: <outcome> (...)`` line and the detail lines under it."""
-    lines = text.splitlines()
-    if not lines or not lines[0].removeprefix("error: ").startswith("check "):
-        return [], text
-    header = [lines[0].removeprefix("error: ")]
-    rest = lines[1:]
-    while rest and rest[0].startswith(RECEIPT_DETAIL_PREFIXES):
-        header.append(rest.pop(0))
-    return header, "\n".join(rest)
-
-
-def receipt_excerpt(text: str, limit: int = RESULT_OUTPUT_CHARS) -> str:
-    """The receipt's header lines whole, then at most ``limit`` characters of its output (a
-    failure report's tracebacks and summary first, its warnings cut first): a long assertion diff
-    can never push the check's outcome or its failing tests out of the excerpt."""
-    header, body = split_receipt(text)
-    body = check_output_excerpt(body, limit)
-    return "\n".join([*header, body] if body else header)
-
-
 @dataclass(frozen=True, slots=True)
 class Evidence:
     applied: bool
@@ -119,6 +116,34 @@ class Evidence:
     """MCP calls that may have acted outside the workspace (see ``integrations.mcp_effects``)."""
     criteria: tuple[CriterionSupport, ...] = field(default=())
     """Each recorded criterion (the objective when none) and what supports it (``workflow.criteria``)."""
+
+    def to_payload(self) -> dict[str, Any]:
+        """The ``evidence.reported`` payload; the checks stay in the log as their own receipts."""
+        return {
+            "applied": self.applied,
+            "verified": self.verified,
+            "criteria_supported": self.criteria_supported,
+            "criteria": [c.to_json() for c in self.criteria],
+            "verification": self.verification,
+            "changed_files": list(self.changed_files),
+            "external_effects": [dict(x) for x in self.external_effects],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], checks: Sequence[CheckResult]) -> Evidence:
+        """The evidence an ``evidence.reported`` payload recorded (``{}``: none was), with ``checks``."""
+        return cls(
+            applied=bool(payload.get("applied", False)),
+            verified=bool(payload.get("verified", False)),
+            criteria_supported=bool(payload.get("criteria_supported", False)),
+            changed_files=tuple(payload.get("changed_files", ())),
+            checks=tuple(checks),
+            verification=cast(Verification, payload.get("verification", "no_checks")),
+            notes=tuple(payload.get("notes", ())),
+            external_effects=tuple(payload.get("external_effects", ())),
+            criteria=tuple(CriterionSupport.from_json(c) for c in payload.get("criteria", ())),
+        )
 
 
 def check_results(events: Sequence[Event]) -> list[CheckResult]:
@@ -150,34 +175,22 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
             continue
         outcome = str(data.get("outcome") or status) if status != "denied" else status
         phase = str(data.get("phase") or asked.get("phase") or "verify")
-        failed = tuple(str(t) for t in data.get("failed_tests") or ())
-        tests_run = data.get("tests_run")
+        receipt = CheckReceipt.from_data(data)
+        failed = receipt.failed_tests if receipt is not None else ()
+        tests_run = receipt.tests_run if receipt is not None else None
         before, ran_before = baselines.get(check_id, ((), 0)) if phase != "baseline" else ((), 0)
         if phase == "baseline" and not changed:
             baselines[check_id] = (failed, int(tests_run or 0))
         progressed = bool(set(before) - set(failed)) or int(tests_run or 0) > ran_before
-        results.append(
-            CheckResult(
-                check_id,
-                phase,
-                outcome,
-                e.seq,
-                tests_run,
-                receipt_excerpt(str(e.payload["output"])),
-                data.get("unavailable_reason"),
-                failed,
-                tuple(t for t in failed if t in before),
-                progressed,
-                tuple(str(f) for f in data.get("changed_tracked_files") or ()),
-                tuple(str(f) for f in data.get("changed_runner_files") or ()),
-                before,
-            )
-        )
+        output = receipt_excerpt(str(e.payload["output"]))
+        preexisting = tuple(t for t in failed if t in before)
+        results.append(CheckResult(check_id, phase, outcome, e.seq, receipt, output, preexisting, progressed, before))
     return results
 
 
-def dependencies_current(root: Path, event: Event) -> bool:
-    revisions = event.payload.get("data", {}).get("dependency_revisions") or {}
+def dependencies_current(root: Path, result: CheckResult) -> bool:
+    """Every file the result's receipt measured still has the revision it measured."""
+    revisions = result.receipt.dependency_revisions if result.receipt is not None else {}
     for rel, digest in revisions.items():
         try:
             current = digest_regular(root / rel)  # never opens a FIFO a command left in its place
@@ -201,7 +214,6 @@ def compute_evidence(
     applied = bool(latest) and all(revision_current(root, w) for w in latest.values())
     last_write = max((w.seq for w in writes), default=0)
     results = check_results(events)
-    by_seq = {e.seq: e for e in events}
     notes: list[str] = []
     final: dict[str, CheckResult] = {}
     for r in results:
@@ -209,9 +221,7 @@ def compute_evidence(
             final[r.id] = r
     selected = record.selected_check_ids
     measured: list[str] = []
-    verification = _verification(
-        selected, final, by_seq, root, results, last_write, measured, applied, record.objective
-    )
+    verification = _verification(selected, final, root, results, last_write, measured, applied, record.objective)
     if deferred:
         verification = _deferred(verification, measured, events)
     notes += measured
@@ -247,7 +257,6 @@ def compute_evidence(
 def _verification(
     selected: Sequence[str],
     final: dict[str, CheckResult],
-    by_seq: dict[int, Event],
     root: Path,
     results: Sequence[CheckResult],
     last_write: int,
@@ -300,7 +309,7 @@ def _verification(
         if r.outcome != "passed":
             notes.append(_failure_note(c, r, objective))
             return "failed"
-        if not dependencies_current(root, by_seq[r.seq]):
+        if not dependencies_current(root, r):
             notes.append(f"files check {c!r} depends on changed after it ran")
             return "stale"
     return "verified"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
-from protoagent.checks.receipts import shown_tests
+from protoagent.checks.receipts import receipt_excerpt, shown_tests, split_receipt
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ToolCall
@@ -17,7 +18,6 @@ from protoagent.repair.guided import guided_repair, guided_repair_enabled
 from protoagent.tools.base import AnyTool, Prepared, ToolContext, ToolOutput
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.closing import (
-    VERIFIED,
     closing_hook,
     passing_verification,
     review_due,
@@ -32,8 +32,6 @@ from protoagent.workflow.evidence import (
     leaves_old_failures,
     names_a_test,
     outside_task,
-    receipt_excerpt,
-    split_receipt,
 )
 from protoagent.workflow.localized import (
     LOCALIZED_BUDGETS,
@@ -42,22 +40,23 @@ from protoagent.workflow.localized import (
     record_localized,
     render_localized,
 )
-from protoagent.workflow.offer import OFFER_STAGE, REVIEW_PHASE, declare_for_phase
+from protoagent.workflow.offer import REVIEW_PHASE, declare_for_phase
 from protoagent.workflow.phase_control import (
-    DENIED_PREFIX,
-    FINAL_CHECK_FAILED,
     PhaseControl,
     failing_final_check,
     first_denial,
     run_start,
 )
 from protoagent.workflow.progress import ProgressMonitor
+from protoagent.workflow.signals import Denied, FinalCheckFailed, Reported, Verified, WorkerTurnLimit
 from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
 
 MAX_REPAIRS = 2
 MAX_CONTINUATIONS = 2
 STOPPING_OUTCOMES = frozenset({"denied", "timed_out", "error", "cancelled"})
+Transition = Literal["continue", "verify", "stop"]
+"""After an Architect turn: continue unfinished work, go on to final checks, or end the phase."""
 
 
 @dataclass(slots=True)
@@ -99,10 +98,11 @@ class WorkflowGraph:
         session.pipeline.post_execute.append(self._record_check_side_effects)
 
     async def run_editing(self, objective: str) -> GraphState:
-        self.session.hooks.register(HookRegistration(96, "phase-control", PhaseControl.hook))
-        self.session.hooks.register(HookRegistration(94, "progress", self.progress.hook))
-        self.session.hooks.register(HookRegistration(97, "verified-close", closing_hook(self._record)))
-        self.session.hooks.register(HookRegistration(OFFER_STAGE, "phase-offer", declare_for_phase))
+        hooks = self.session.hooks
+        hooks.register(HookRegistration("phase-control", PhaseControl.hook))
+        hooks.register(HookRegistration("progress", self.progress.hook))
+        hooks.register(HookRegistration("verified-close", closing_hook(self._record)))
+        hooks.register(HookRegistration("phase-offer", declare_for_phase))
         self.session.pipeline.pre_execute.append(PhaseControl.gate(self.session.log))
         if honoured_at_once(self.state.deferred, objective, self.session.log.events):
             # "Don't run it, I'll do it" said after editing or final checks started (a later message
@@ -118,8 +118,14 @@ class WorkflowGraph:
         if self.state.stop_reason:  # guided repair searched and found nothing: the report says so
             return self.state
         outcome = await self.architect.run_turn(objective, context=self._baseline_context())
-        outcome = await self._continue_yielded_work(outcome)
-        while not self._stopped(outcome):
+        continuable = True  # unfinished work left by the review's closing request is not continued
+        while (step := self._transition(outcome)) != "stop":
+            if step == "continue":
+                continued = await self._continuation(outcome) if continuable else None
+                if continued is None:
+                    break
+                outcome = continued
+                continue
             if self.state.deferred:
                 self._phase("verification_deferred")
                 break
@@ -130,6 +136,7 @@ class WorkflowGraph:
                 # Checks cannot see every criterion: one closing request to confirm or repair.
                 self._phase(REVIEW_PHASE)
                 outcome = await self._turn(review_request(self.session.log.events, self.board.record))
+                continuable = False
                 continue
             if not failing or not self._may_repair(failing):
                 break
@@ -137,7 +144,7 @@ class WorkflowGraph:
             self._phase("repair", attempt=self.state.repairs)
             record = self.board.record
             outcome = await self._turn(_repair_message(failing, record.render(), record.objective))
-            outcome = await self._continue_yielded_work(outcome)
+            continuable = True
         if self.state.stuck:
             await self._end_stuck()
         elif self.state.closed_verified and passing_verification(self.session.log.events, self.board.record):
@@ -223,25 +230,25 @@ class WorkflowGraph:
         call = ToolCall(f"verifier_{next(self._ids)}", "run_check", {"check_id": check_id, "phase": phase})
         await self.session.pipeline.run(call, agent="verifier", allowed=("run_check",))
 
-    async def _continue_yielded_work(self, outcome: TurnOutcome) -> TurnOutcome:
-        while outcome.status == "yielded" and not _control_yield(outcome) and not self._is_stuck():
-            self.session.log.append(
-                "workflow.work_yielded", {"reason": outcome.text, "continuations": self.state.continuations}
-            )
-            if (
-                self.state.continuations >= MAX_CONTINUATIONS
-                or not self._stable_edits()
-                or _denied_effects(self.session.log.events)
-            ):
-                self.state.stop_reason = "unfinished work after the allowed continuations"
-                return outcome
-            self.state.continuations += 1
-            self.session.log.append("workflow.continuing", {"continuation": self.state.continuations})
-            outcome = await self._turn(
-                "Continue the same task. Inspect the current source and finish one remaining part with a smaller "
-                "Coder assignment. Applied edits stay; do not redo them.\n\nTask record:\n" + self.board.record.render()
-            )
-        return outcome
+    async def _continuation(self, outcome: TurnOutcome) -> TurnOutcome | None:
+        """Unfinished work goes on in a further Architect turn, at most ``MAX_CONTINUATIONS`` times
+        and only while the latest edit stands and nothing was denied; ``None`` when it may not."""
+        self.session.log.append(
+            "workflow.work_yielded", {"reason": outcome.text, "continuations": self.state.continuations}
+        )
+        if (
+            self.state.continuations >= MAX_CONTINUATIONS
+            or not self._stable_edits()
+            or _denied_effects(self.session.log.events)
+        ):
+            self.state.stop_reason = "unfinished work after the allowed continuations"
+            return None
+        self.state.continuations += 1
+        self.session.log.append("workflow.continuing", {"continuation": self.state.continuations})
+        return await self._turn(
+            "Continue the same task. Inspect the current source and finish one remaining part with a smaller "
+            "Coder assignment. Applied edits stay; do not redo them.\n\nTask record:\n" + self.board.record.render()
+        )
 
     async def _turn(self, text: str) -> TurnOutcome:
         self.architect.start_turn(text, kind="context.injected")
@@ -275,31 +282,44 @@ class WorkflowGraph:
             await self._final_checks()
         self.state.stop_reason = f"stuck: {self.state.stuck}"
 
-    def _stopped(self, outcome: TurnOutcome) -> bool:
+    def _transition(self, outcome: TurnOutcome) -> Transition:
+        """Where the edit phase goes after an Architect turn, by how the turn ended: one match over
+        the workflow's signals (``workflow.signals``)."""
         if self._is_stuck():
-            return True
-        if outcome.status == "failed":
-            self.state.model_failed = True
-            self.state.stop_reason = outcome.text
-            return True
-        if outcome.status == "yielded" and outcome.text == VERIFIED:
-            # Every selected check passed after the last change: the phase is over, no summary request.
-            self.state.closed_verified = True
-            self.session.log.append("workflow.returned", {"reason": VERIFIED})
-            return False
-        if outcome.status == "yielded" and outcome.text == FINAL_CHECK_FAILED:
-            # Control returns to the Graph, which reads the receipts and decides on a repair.
-            failed = failing_final_check(self.session.log.events)
-            check_id = (failed.payload.get("data") or {}).get("check_id") if failed is not None else None
-            self.session.log.append("workflow.returned", {"reason": FINAL_CHECK_FAILED, "check_id": check_id})
-            return False
-        if outcome.status == "yielded" and not outcome.text.startswith(DENIED_PREFIX):
-            return True
-        if outcome.status == "yielded" or _denied_effects(self.session.log.events):
-            # A denial stops autonomous work: applied edits still get their final checks, never a repair.
-            self.session.log.append("workflow.returned", {"reason": "denied", "detail": outcome.text})
-            self.state.stop_reason = "an effect was denied; autonomous work stops"
-        return False
+            return "stop"
+        match outcome:
+            case TurnOutcome(status="failed"):
+                self.state.model_failed = True
+                self.state.stop_reason = outcome.text
+                return "stop"
+            case TurnOutcome(signal=Verified() as signal):
+                # Every selected check passed after the last change: the phase is over, no summary request.
+                self.state.closed_verified = True
+                self.session.log.append("workflow.returned", {"reason": signal.reason})
+                return "verify"
+            case TurnOutcome(signal=FinalCheckFailed() as signal):
+                # Control returns to the Graph, which reads the receipts and decides on a repair.
+                failed = failing_final_check(self.session.log.events)
+                check_id = (failed.payload.get("data") or {}).get("check_id") if failed is not None else None
+                self.session.log.append("workflow.returned", {"reason": signal.reason, "check_id": check_id})
+                return "verify"
+            case TurnOutcome(signal=Denied()):
+                self._denied(outcome.text)
+                return "verify"
+            case TurnOutcome(signal=WorkerTurnLimit() | Reported()):
+                return "continue"
+            case TurnOutcome(status="yielded"):
+                return "stop"  # a stuck lead (caught above) or a signal the workflow does not raise
+            case _ if _denied_effects(self.session.log.events):
+                self._denied(outcome.text)
+                return "verify"
+            case _:
+                return "verify"
+
+    def _denied(self, detail: str) -> None:
+        """A denial stops autonomous work: applied edits still get their final checks, never a repair."""
+        self.session.log.append("workflow.returned", {"reason": "denied", "detail": detail})
+        self.state.stop_reason = "an effect was denied; autonomous work stops"
 
     def _may_repair(self, failing: Sequence[CheckResult]) -> bool:
         if self.state.repairs >= MAX_REPAIRS:
@@ -330,11 +350,6 @@ BASELINE_EXCERPT_CHARS = 1500
 def _denied_effects(events: Sequence[Event]) -> bool:
     """An action of the current run was denied (earlier runs of a resumed session do not count)."""
     return first_denial(events, run_start(events)) is not None
-
-
-def _control_yield(outcome: TurnOutcome) -> bool:
-    """A yield that hands a phase decision to the Graph, not unfinished work to continue."""
-    return outcome.text in (FINAL_CHECK_FAILED, VERIFIED) or outcome.text.startswith(DENIED_PREFIX)
 
 
 def _repair_message(failing: Sequence[CheckResult], record: str, objective: str) -> str:
