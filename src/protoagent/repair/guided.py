@@ -30,12 +30,13 @@ from protoagent.errors import ProviderError
 from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
 from protoagent.processes.command import NO_SANDBOX
+from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.sandbox import asks_each_command
-from protoagent.repair.candidates import CandidateEdit, CandidateSource, ProviderCandidates
+from protoagent.repair.candidates import REPAIR_AGENT, CandidateEdit, CandidateSource, ProviderCandidates
 from protoagent.repair.edits import exact_span
 from protoagent.repair.local_candidates import local_source
 from protoagent.repair.localize import Localization, localize
-from protoagent.repair.scratch import ScratchWorkspace
+from protoagent.repair.scratch import ScratchOptions, ScratchWorkspace
 from protoagent.repair.search import Candidate, Search, SearchState
 from protoagent.tools.approvals import ApprovalRequest
 from protoagent.workspace.confined import read_confined
@@ -109,39 +110,26 @@ async def guided_repair(
 
 
 async def _approve_scratch_checks(
-    session: AgentSession, checks: Sequence[CheckSpec], budget: RepairBudget
+    session: AgentSession, checks: Sequence[CheckSpec], budget: RepairBudget, localization: Localization
 ) -> str | None:
-    """Ask the session's approval policy (and its person, where one answers) before any
-    model-written candidate runs: the scratch checks execute code the model wrote, so they need
-    what a check run needs. ``None`` when approved, else the reason it was not."""
+    """Ask the session's pipeline (its policy, session rules and person, with the same events as a
+    call's approval) before any model-written candidate runs: the scratch checks execute code the
+    model wrote to copies of ``paths``, so they need what a check run needs. ``None`` when
+    approved, else the reason it was not."""
     ids = ", ".join(c.id for c in checks)
+    paths = tuple(dict.fromkeys(f.path for f in localization.functions))
     request = ApprovalRequest(
         call_id=f"repair-{session.log.session_id}-{len(session.log.events)}",
         tool="run_check",
         effect="execute",
         preview=(
             f"guided repair: apply up to {budget.candidates} model-written one- or two-line edits, one at a time, "
-            f"to a scratch copy of the workspace and run the checks {ids} there"
+            f"to {', '.join(paths)} in a scratch copy of the workspace and run the checks {ids} there"
         ),
-        agent="repair",
+        paths=paths,
+        agent=REPAIR_AGENT,
     )
-    ids_payload = {"call_id": request.call_id, "tool": request.tool}
-    session.log.append(
-        "approval.requested",
-        {**ids_payload, "effect": request.effect, "preview": request.preview, "paths": []},
-        agent="repair",
-    )
-    decision = await session.pipeline.approvals.decide(request)
-    session.log.append(
-        "approval.decided",
-        {
-            **ids_payload,
-            "decision": "allow" if decision.allow else "deny",
-            "source": decision.source,
-            "reason": decision.reason,
-        },
-        agent="repair",
-    )
+    decision = await session.pipeline.approve(request)
     if decision.grant is not None:
         decision.grant.consume(request)
     return None if decision.allow else decision.reason
@@ -153,7 +141,8 @@ async def _repair(
     services = session.spec.services
     plan = services.get("checks")
     sandbox = services.get("sandbox") or NO_SANDBOX
-    if not isinstance(plan, CheckPlan):
+    processes = services.get("processes")
+    if not isinstance(plan, CheckPlan) or not isinstance(processes, ProcessRegistry):
         return RepairOutcome("skipped", "the run has no check plan")
     if asks_each_command(sandbox):
         return RepairOutcome("skipped", "no sandbox: scratch checks would run without a person's approval")
@@ -163,13 +152,14 @@ async def _repair(
     localization = next((loc for loc in _localized(session.root, failing) if loc is not None), None)
     if not failing or localization is None:
         return RepairOutcome("not_localized", "no failing baseline check points at a source function")
-    approved = await _approve_scratch_checks(session, checks, budget)
+    approved = await _approve_scratch_checks(session, checks, budget, localization)
     if approved is not None:
         return RepairOutcome("skipped", f"scratch checks not approved: {approved}")
     session.log.append("repair.started", _started(localization, checks), agent="repair")
     source = source or local_source(session.provider, repair_seed()) or ProviderCandidates(session.provider)
     python = str(services.get("python") or "python3")
-    with ScratchWorkspace(session.root, python, sandbox) as scratch:
+    options = ScratchOptions(failing=failing)
+    with ScratchWorkspace(session.root, python, sandbox, processes=processes, options=options) as scratch:
         try:
             outcome = await _search(session, scratch, localization, source, checks, budget)
         except ProviderError as exc:

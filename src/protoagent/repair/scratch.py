@@ -1,32 +1,41 @@
 """A scratch copy of the workspace where candidate edits are tried, never the workspace itself.
 
-The copy leaves out version control, ProtoAgent's own folder and caches; large environment
-folders (``.venv``, ``node_modules`` ...) are linked, not copied, so a check that runs
+The copy (one per repair) leaves out version control, ProtoAgent's own folder and caches; large
+environment folders (``.venv``, ``node_modules`` ...) are linked, not copied, so a check that runs
 ``.venv/bin/python`` still finds it. Checks run there exactly as captured (same argv, cwd and
 environment rules, ``processes.command.prepare_command``) inside the run's sandbox, whose
-writable scope is the scratch copy.
+writable scope is the scratch copy, and through the session's process registry (a process group
+and an output journal each, stopped by Stop and Ctrl-C like every other command).
+
+Two things keep a candidate's check fast and still real. A ``<python> -m pytest`` check that
+failed at baseline first runs only the tests that failed (``repair.pytest_args``); the whole
+check runs only for a candidate that passes them. And such a check runs in a child forked from
+one server per check that imported pytest once (``repair.fork_checks``); any other check, or one
+the server cannot take, runs as its own command.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import shutil
-import signal
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from protoagent.checks.outcomes import classify
 from protoagent.checks.types import CheckSpec
-from protoagent.errors import ToolRejected
+from protoagent.errors import RunError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, SandboxProfile, prepare_command
+from protoagent.processes.runner import ProcessRegistry
+from protoagent.repair.fork_checks import ForkFailed, ForkServer
+from protoagent.repair.pytest_args import NOT_SELECTED_EXITS, failing_ids, narrowed, runs_pytest_module
 
 LEFT_OUT = frozenset({".git", ".protoagent", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 LINKED = frozenset({".venv", "venv", "env", ".tox", ".nox", "node_modules", "target"})
 MAX_OUTPUT_BYTES = 1 << 20
+OUTPUT_LIMIT = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +46,42 @@ class ScratchRun:
     passed: bool
     outcome: str
     output: str
+    narrowed: bool = False
+    """Only the baseline's failing tests ran (they failed, so the whole check was not run)."""
+    forked: bool = False
+    """The run was a child of the check's fork server."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Ended:
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    terminated: bool = False
+    forked: bool = False
+
+
+@dataclass(slots=True)
+class ScratchOptions:
+    """How checks run in the copy: the tests that failed at baseline and whether to fork."""
+
+    failing: Mapping[str, str] = field(default_factory=dict)
+    """Check id -> the output of its failing baseline run (its failing tests are run first)."""
+    fork: bool = True
 
 
 class ScratchWorkspace:
-    """A temporary copy of ``root``; a context manager that removes it."""
+    """A temporary copy of ``root``; a context manager that removes it and stops its servers."""
 
-    def __init__(self, root: Path, python: str, sandbox: SandboxProfile = NO_SANDBOX) -> None:
+    def __init__(
+        self,
+        root: Path,
+        python: str,
+        sandbox: SandboxProfile = NO_SANDBOX,
+        *,
+        processes: ProcessRegistry,
+        options: ScratchOptions | None = None,
+    ) -> None:
         self.source = root
         self._base = Path(tempfile.mkdtemp(prefix="protoagent-repair-"))
         self.root = self._base / "workspace"
@@ -52,6 +91,12 @@ class ScratchWorkspace:
         _copy(root, self.root)
         self.python = python
         self.sandbox = sandbox
+        self.processes = processes
+        self.options = options or ScratchOptions()
+        self._servers: dict[str, ForkServer | None] = {}
+        """Check id -> its fork server (``None``: the check runs as its own command)."""
+        self._unnarrowed: set[str] = set()
+        """Checks whose baseline ids selected no test: they always run whole."""
 
     def __enter__(self) -> ScratchWorkspace:
         return self
@@ -62,6 +107,10 @@ class ScratchWorkspace:
         self.close()
 
     def close(self) -> None:
+        for server in self._servers.values():
+            if server is not None:
+                server.close()
+        self._servers.clear()
         shutil.rmtree(self._base, ignore_errors=True)
 
     def write(self, path: str, text: str) -> None:
@@ -75,49 +124,82 @@ class ScratchWorkspace:
         return (self.root / path).read_text(encoding="utf-8")
 
     async def run(self, check: CheckSpec, timeout_s: float) -> ScratchRun:
-        """Run ``check`` in the copy; ``passed`` only when it passed with at least one test."""
-        request = CommandRequest(check.argv, check.cwd, check.env, timeout_s, 8192)
+        """Run ``check`` in the copy; ``passed`` only when the whole check passed with at least one
+        test. A check with failing baseline tests runs those first and stops there when they fail."""
         site = CommandSite(self.root, self._home, self.python, self.sandbox)
+        request = CommandRequest(check.argv, check.cwd, check.env, timeout_s, OUTPUT_LIMIT)
         try:
             command = prepare_command(request, site)
         except ToolRejected as rejection:
             return ScratchRun(check.id, False, "error", rejection.message)
-        process = await asyncio.create_subprocess_exec(
-            *command.spawn_argv(),
-            cwd=command.cwd,
-            env=command.environment,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        timed_out = False
+        ids = failing_ids(self.options.failing.get(check.id, ""), command.cwd)
+        argv = narrowed(check.argv, command.cwd, ids) if check.id not in self._unnarrowed else None
+        if argv is not None:
+            first = await self._run(check, argv, site, request)
+            if first.exit_code in NOT_SELECTED_EXITS:
+                self._unnarrowed.add(check.id)  # the ids did not resolve: never narrow this check again
+            elif not self._verdict(check, first, command.cwd).passed:
+                return self._verdict(check, first, command.cwd, narrowed=True)
+        return self._verdict(check, await self._run(check, check.argv, site, request), command.cwd)
+
+    async def _run(self, check: CheckSpec, argv: tuple[str, ...], site: CommandSite, request: CommandRequest) -> _Ended:
+        server = await self._server(check, site, request)
+        if server is not None:
+            try:
+                ran = await server.run(argv[3:], request.timeout_s)
+                if ran.timed_out or server.alive:
+                    return _Ended(ran.exit_code, ran.output, ran.timed_out, forked=True)
+            except ForkFailed:
+                pass
+            self._servers[check.id] = None  # it died or timed out: later runs are commands of their own
+        return await self._spawn(CommandRequest(argv, check.cwd, check.env, request.timeout_s, OUTPUT_LIMIT), site)
+
+    async def _server(self, check: CheckSpec, site: CommandSite, request: CommandRequest) -> ForkServer | None:
+        if check.id not in self._servers:
+            server = None
+            if self.options.fork and runs_pytest_module(check.argv):
+                try:
+                    server = await ForkServer.start(check.argv, request, site, self.processes, self._base)
+                except ForkFailed:
+                    server = None
+            self._servers[check.id] = server
+        return self._servers[check.id]
+
+    async def _spawn(self, request: CommandRequest, site: CommandSite) -> _Ended:
+        """One command of the session's process registry: its own group and journal."""
         try:
-            data, _ = await asyncio.wait_for(process.communicate(), timeout_s)
-        except TimeoutError:
-            timed_out, data = True, b""
+            command = prepare_command(request, site)
+            process = self.processes.start(command, artifacts_dir=self._base, label=request.argv[0], listed=False)
+        except ToolRejected as rejection:
+            return _Ended(None, rejection.message, False)
+        except (OSError, RunError) as error:
+            return _Ended(None, f"could not start {request.argv[0]!r}: {error}", False)
+        try:
+            await process.wait(None)
+        except BaseException:
+            process.kill()
+            raise
         finally:
-            if process.returncode is None:
-                _kill_group(process.pid)
-                await process.wait()
-        output = data[-MAX_OUTPUT_BYTES:].decode("utf-8", "replace")
-        runs_pytest = any(os.path.basename(arg) in ("pytest", "py.test") for arg in command.argv) or (
-            "pytest" in command.argv[1:3]
-        )
+            self.processes.forget(process.id)
+        state = process.state()
+        output = process.journal.read_text(MAX_OUTPUT_BYTES)
+        return _Ended(state.exit_code, output, state.timed_out, state.terminated)
+
+    def _verdict(self, check: CheckSpec, ended: _Ended, cwd: Path, *, narrowed: bool = False) -> ScratchRun:
         verdict = classify(
-            process.returncode,
-            output,
-            timed_out=timed_out,
-            bases=(str(self.root), str(command.cwd)),
-            pytest=runs_pytest,
+            ended.exit_code,
+            ended.output,
+            timed_out=ended.timed_out,
+            terminated=ended.terminated,
+            bases=(str(self.root), str(cwd)),
+            pytest=_runs_pytest(check.argv),
         )
         passed = verdict.outcome == "passed" and bool(verdict.tests_run)
-        return ScratchRun(check.id, passed, verdict.outcome, output)
+        return ScratchRun(check.id, passed, verdict.outcome, ended.output, narrowed, ended.forked)
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+def _runs_pytest(argv: tuple[str, ...]) -> bool:
+    return any(Path(arg).name in ("pytest", "py.test") for arg in argv) or "pytest" in argv[1:3]
 
 
 def _copy(source: Path, target: Path) -> None:
