@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from protoagent.events.catalog import CATALOG
+from protoagent.events.payloads import Payload
+
+P = TypeVar("P", bound=Payload)
 
 FORMAT_VERSION = 1
 """Stored format version. History: 1 — first release (envelope with seq, session_id, time,
@@ -31,4 +37,26 @@ class Event(BaseModel):
     agent: str = "main"
     """Which agent's conversation the event belongs to (``main``, ``architect``, ``coder`` ...)."""
     payload: dict[str, Any] = Field(default_factory=dict)
-    """Type-specific content, validated against the catalog on append and load."""
+    """Type-specific content, validated against the catalog on append and load; read it typed
+    with ``fact``."""
+
+    def fact(self, kind: builtins.type[P]) -> P | None:
+        """The payload as ``kind`` (a model of ``events.catalog.CATALOG``), or ``None`` when this
+        event is of another type: ``if (ended := e.fact(ToolEnded)) and ended.tool == "run_check"``."""
+        if CATALOG.get(self.type) is not kind:
+            return None
+        key = (self.session_id, self.seq)
+        cached = _FACTS.get(key)
+        if cached is not None and cached[0] is self.payload:
+            return cast(P, cached[1])
+        made = kind.model_validate(self.payload)
+        if len(_FACTS) >= _FACTS_KEPT:
+            _FACTS.clear()
+        _FACTS[key] = (self.payload, made)
+        return made
+
+
+_FACTS_KEPT = 20_000
+_FACTS: dict[tuple[str, int], tuple[dict[str, Any], Payload]] = {}
+"""Validated payloads by (session, seq), each with the payload dict it was made from: a hit needs
+the same dict object, so a different log reusing an id and seq never gets another's fact."""
