@@ -79,10 +79,9 @@ from typing import Any
 
 from protoagent.context.session_compaction import CompactResult as CompactResult
 from protoagent.context.session_compaction import compact_session as compact_session
-from protoagent.errors import ConfigError, SessionLoadError
+from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
-from protoagent.events.usage import run_token_totals
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 from protoagent.workflow.changes import session_changes as session_changes
 from protoagent.workflow.changes import unified_diff as unified_diff
@@ -90,7 +89,6 @@ from protoagent.workflow.checkpoints import RewindPlan as RewindPlan
 from protoagent.workflow.checkpoints import RewindRefused as RewindRefused
 from protoagent.workflow.checkpoints import fork_session as fork_session
 from protoagent.workflow.checkpoints import rewind_session as rewind_session
-from protoagent.workflow.evidence import check_results
 from protoagent.workflow.run import RunOptions, RunReport, run_task
 
 ApprovalCallback = Callable[[ApprovalRequest], "ApprovalAnswer | bool | Awaitable[ApprovalAnswer | bool]"]
@@ -172,28 +170,4 @@ def read_report(session_id: str, store: SessionStore) -> dict[str, Any]:
     ``RunReport.to_json``: status, surface, applied, verified, criteria_supported, changed files,
     external effects, checks with phases and outcomes, notes and the summary (the latest run of
     a resumed session; a log recorded before evidence named its checks lists every check)."""
-    events = store.load(session_id)
-    ended = next((e for e in reversed(events) if e.type == "run.ended"), None)
-    if ended is None:
-        raise SessionLoadError(session_id, "the run has not ended (no 'run.ended'); wait for it or resume it")
-    created = events[0].payload
-    evidence = next((e.payload for e in reversed(events) if e.type == "evidence.reported"), {})
-    contract = next((e.payload for e in reversed(events) if e.type == "run.contract"), {"surface": "command"})
-    return {
-        "session_id": session_id,
-        "mode": created.get("mode", "coding"),
-        "lead": created.get("lead"),
-        "status": ended.payload["status"],
-        "surface": contract["surface"],
-        "applied": bool(evidence.get("applied", False)),
-        "verified": bool(evidence.get("verified", False)),
-        "criteria_supported": bool(evidence.get("criteria_supported", False)),
-        "criteria": list(evidence.get("criteria", [])),
-        "changed_files": list(evidence.get("changed_files", [])),
-        "external_effects": list(evidence.get("external_effects", [])),
-        "checks": list(evidence["checks"]) if "checks" in evidence else [c.to_json() for c in check_results(events)],
-        "verification": evidence.get("verification", "no_checks"),
-        "summary": ended.payload.get("summary", ""),
-        "notes": list(evidence.get("notes", [])),
-        "tokens": dict(run_token_totals(events)),
-    }
+    return RunReport.from_events(session_id, store.load(session_id)).to_json()

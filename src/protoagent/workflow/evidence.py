@@ -102,6 +102,15 @@ class CheckResult:
             data["changed_runner_files"] = list(self.changed_runner_files)
         return data
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckResult:
+        """A check as an ``evidence.reported`` payload recorded it (:meth:`to_json`): its receipt
+        holds what that names, and its position in the log (``seq``) and output are not kept."""
+        check_id = str(data.get("id", ""))
+        receipt = CheckReceipt.from_data({**data, "check_id": check_id})
+        preexisting = tuple(str(t) for t in data.get("preexisting_failures") or ())
+        return cls(check_id, str(data.get("phase", "")), str(data.get("outcome", "")), 0, receipt, "", preexisting)
+
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
@@ -118,13 +127,14 @@ class Evidence:
     """Each recorded criterion (the objective when none) and what supports it (``workflow.criteria``)."""
 
     def to_payload(self) -> dict[str, Any]:
-        """The ``evidence.reported`` payload; the checks stay in the log as their own receipts."""
+        """The ``evidence.reported`` payload: what the run's report says, its checks included."""
         return {
             "applied": self.applied,
             "verified": self.verified,
             "criteria_supported": self.criteria_supported,
             "criteria": [c.to_json() for c in self.criteria],
             "verification": self.verification,
+            "checks": [c.to_json() for c in self.checks],
             "changed_files": list(self.changed_files),
             "external_effects": [dict(x) for x in self.external_effects],
             "notes": list(self.notes),
@@ -132,7 +142,10 @@ class Evidence:
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any], checks: Sequence[CheckResult]) -> Evidence:
-        """The evidence an ``evidence.reported`` payload recorded (``{}``: none was), with ``checks``."""
+        """The evidence an ``evidence.reported`` payload recorded (``{}``: none was); ``checks``
+        stand for the checks of a payload recorded before evidence named them."""
+        if "checks" in payload:
+            checks = [CheckResult.from_json(c) for c in payload["checks"]]
         return cls(
             applied=bool(payload.get("applied", False)),
             verified=bool(payload.get("verified", False)),

@@ -1,67 +1,23 @@
-"""What a run is asked to do (``RunOptions``) and what it reports (``RunReport``)."""
+"""What a run is asked to do (``RunOptions``); what it reports is ``workflow.run_report``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
 from protoagent.agents.definition import AppMode
-from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
-from protoagent.events.usage import TokenTotals
 from protoagent.models.profile import ProfileRequest
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
 from protoagent.processes.sandbox import Sandbox, SandboxMode, select_sandbox
 from protoagent.tools.approvals import Answerer, Policy
 from protoagent.workflow.contract import Surface
-from protoagent.workflow.evidence import Evidence
-
-RunStatus = Literal["completed", "incomplete", "failed"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunReport:
-    """The evidence report of one run; the session log holds every fact behind it."""
-
-    session_id: str
-    status: RunStatus
-    surface: Surface | Literal["command"]
-    """The request's surface; ``command`` for a person's own ``!command``."""
-    evidence: Evidence
-    summary: str
-    notes: tuple[str, ...] = field(default=())
-    mode: AppMode = "coding"
-    """The session's persisted application mode."""
-    lead: str = DEFAULT_LEADS["coding"]
-    """The session's persisted lead agent."""
-    tokens: TokenTotals = field(default_factory=lambda: TokenTotals(input=0, output=0, cached_input=0))
-    """The run's model tokens: input (cached included), output and cached input."""
-
-    def to_json(self) -> dict[str, Any]:
-        e = self.evidence
-        return {
-            "session_id": self.session_id,
-            "mode": self.mode,
-            "lead": self.lead,
-            "status": self.status,
-            "surface": self.surface,
-            "applied": e.applied,
-            "verified": e.verified,
-            "criteria_supported": e.criteria_supported,
-            "criteria": [c.to_json() for c in e.criteria],
-            "changed_files": list(e.changed_files),
-            "external_effects": [dict(x) for x in e.external_effects],
-            "checks": [c.to_json() for c in e.checks],
-            "verification": e.verification,
-            "summary": self.summary,
-            "notes": list(self.notes),
-            "tokens": dict(self.tokens),
-        }
+from protoagent.workflow.run_report import RunReport as RunReport
+from protoagent.workflow.run_report import RunStatus as RunStatus
 
 
 @dataclass(slots=True)

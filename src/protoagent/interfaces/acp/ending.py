@@ -40,15 +40,14 @@ class RunWatch:
     def final_message(self, report: RunReport) -> str:
         """The report as the editor's last words: status, summary (unless the lead already said
         it), checks and notes. Empty for a completed conversation whose reply was streamed."""
-        data = report.to_json()
         said = "".join(self.streamed)
         summary = report.summary.strip()
         lines: list[str] = []
         if summary and summary not in said:
             lines.append(summary)
-        checks = [f"- {c['id']} ({c['phase']}): {c['outcome']}" for c in data["checks"]]
+        checks = [f"- {c.id} ({c.phase}): {c.outcome}" for c in report.evidence.checks]
         notes = [f"- {note}" for note in report.notes]
-        changed = data["changed_files"]
+        changed = report.evidence.changed_files
         if changed:
             lines.append("Changed: " + ", ".join(changed))
         if checks:
@@ -58,6 +57,6 @@ class RunWatch:
         quiet = report.status == "completed" and report.surface in ("conversation", "question")
         if quiet and not lines:
             return ""
-        verified = " · verified" if data["verified"] else ""
+        verified = " · verified" if report.evidence.verified else ""
         head = f"── {report.status}{verified} · session {report.session_id}"
         return "\n\n" + "\n".join([*lines, head]) + "\n"

@@ -179,7 +179,7 @@ def run(
     if as_json:
         typer.echo(json.dumps(report.to_json()))
     else:
-        render_report(console, report.to_json())
+        render_report(console, report)
     if report.status == "failed":
         raise typer.Exit(EXIT_FAILED)
     if report.status == "incomplete":

@@ -150,9 +150,8 @@ class Chat:
         )
 
     def _report(self, report: RunReport) -> None:
-        data = report.to_json()
-        if report.surface in ("editing", "verification") or data["changed_files"]:
-            render_report(self.console, data)
+        if report.surface in ("editing", "verification") or report.evidence.changed_files:
+            render_report(self.console, report)
         elif report.surface == "command":
             self.console.print(report.summary, markup=False, highlight=False)
         self.console.print(f"[dim]── {report.status} · session {report.session_id}[/dim]")

@@ -15,6 +15,8 @@ from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from protoagent.workflow.run_report import RunReport
+
 _STATUS_STYLE = {"ok": "green", "error": "red", "failed": "red", "denied": "yellow", "rejected": "magenta"}
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 controls but tab and newline, ESC among them, DEL and C1: what a terminal acts on instead of showing."""
@@ -149,24 +151,25 @@ def _short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_report(console: Console, report: dict[str, Any]) -> None:
-    """The evidence report at the end of a run."""
+def render_report(console: Console, report: RunReport) -> None:
+    """The evidence report at the end of a run (or of a recorded one, ``RunReport.from_events``)."""
     yes = {True: "[green]yes[/green]", False: "[red]no[/red]"}
+    evidence = report.evidence
     console.print()
-    console.rule(f"{report['status']} · {report['surface']} · session {report['session_id']}")
+    console.rule(f"{report.status} · {report.surface} · session {report.session_id}")
     console.print(
-        f"applied: {yes[report['applied']]}   verified: {yes[report['verified']]} "
-        f"({report['verification']})   criteria_supported: {yes[report['criteria_supported']]}"
+        f"applied: {yes[evidence.applied]}   verified: {yes[evidence.verified]} "
+        f"({evidence.verification})   criteria_supported: {yes[evidence.criteria_supported]}"
     )
-    if report["changed_files"]:
-        console.print("changed files: " + ", ".join(report["changed_files"]), highlight=False)
-    for effect in report.get("external_effects", []):
+    if evidence.changed_files:
+        console.print("changed files: " + ", ".join(evidence.changed_files), highlight=False)
+    for effect in evidence.external_effects:
         line = f"{effect['server']}/{effect['tool']} {effect['arguments_summary']} ({effect['status']})"
         console.print(escape(f"  external effect (MCP, outside the workspace): {line}"), highlight=False)
-    for check in report["checks"]:
-        tests = f", {check['tests_run']} tests" if check.get("tests_run") is not None else ""
-        console.print(escape(f"  check {check['id']} [{check['phase']}]: {check['outcome']}{tests}"), highlight=False)
-    for note in report["notes"]:
+    for check in evidence.checks:
+        tests = f", {check.tests_run} tests" if check.tests_run is not None else ""
+        console.print(escape(f"  check {check.id} [{check.phase}]: {check.outcome}{tests}"), highlight=False)
+    for note in report.notes:
         console.print(f"  [yellow]note:[/yellow] {escape(note)}", highlight=False)
-    if report["summary"]:
-        console.print(visible(report["summary"]), markup=False, highlight=False)
+    if report.summary:
+        console.print(visible(report.summary), markup=False, highlight=False)
