@@ -331,20 +331,7 @@ async def _drive(
     if unanswered:
         evidence = replace(evidence, notes=(*evidence.notes, unanswered))
     status = _status(contract, evidence, failed, bool(unanswered))
-    log.append(
-        "evidence.reported",
-        {
-            "applied": evidence.applied,
-            "verified": evidence.verified,
-            "criteria_supported": evidence.criteria_supported,
-            "criteria": [c.to_json() for c in evidence.criteria],
-            "verification": evidence.verification,
-            "checks": [c.to_json() for c in evidence.checks],
-            "changed_files": list(evidence.changed_files),
-            "external_effects": [dict(x) for x in evidence.external_effects],
-            "notes": list(evidence.notes),
-        },
-    )
+    log.append("evidence.reported", evidence.to_payload())
     run_status = "completed" if status == "completed" else "failed" if status == "failed" else "incomplete"
     log.append("run.ended", {"status": run_status, "summary": summary})
     spec = session.spec
