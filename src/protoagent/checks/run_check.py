@@ -246,14 +246,13 @@ def _finished(
         unavailable_reason=verdict.unavailable_reason,
         failed_tests=verdict.failed_tests,
         changed_tracked_files=changed_tracked,
+        changed_runner_files=changed_runner,
     )
     if not changed_runner:
         return receipt.to_output(observation.text, verdict.note)
     shown = ", ".join(_shown_path(ctx.root, path) for path in changed_runner)
     runner_note = f"the check's runner changed during this session ({shown}): this run is not verification evidence"
-    note = "; ".join(filter(None, (verdict.note, runner_note)))
-    output = receipt.to_output(observation.text, note)
-    return replace(output, data={**output.data, "changed_runner_files": list(changed_runner)})
+    return receipt.to_output(observation.text, "; ".join(filter(None, (verdict.note, runner_note))))
 
 
 def _not_edited(ctx: ToolContext, changed: tuple[str, ...]) -> tuple[str, ...]:
