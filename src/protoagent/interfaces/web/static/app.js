@@ -150,9 +150,11 @@ class SessionView {
       el("div", {}, "applied: ", yesNo(p.applied), "   verified: ", yesNo(p.verified), ` (${p.verification})   criteria_supported: `,
         yesNo(p.criteria_supported)));
     if (p.changed_files.length) box.append(el("div", {}, "changed files: " + p.changed_files.join(", ")));
-    if (this.checks.length) {
+    // The run's report names its checks; a log recorded before it did falls back to the ones seen.
+    const checks = Array.isArray(p.checks) ? p.checks : this.checks;
+    if (checks.length) {
       const table = el("table", { class: "checks" }, el("tr", {}, el("th", {}, "check"), el("th", {}, "phase"), el("th", {}, "outcome")));
-      for (const c of this.checks) {
+      for (const c of checks) {
         table.append(el("tr", {}, el("td", {}, c.id), el("td", {}, c.phase), el("td", { class: `outcome outcome-${c.outcome}` }, c.outcome)));
       }
       box.append(table);
