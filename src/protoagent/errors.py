@@ -7,13 +7,14 @@
         ProviderError      provider, status, retry_after
         LimitExceeded      step, time or token budget
         SessionLoadError   session id, what is wrong
+      YieldControl         not an error: a hook hands control back with a ``ControlSignal``
 
 Vendor exceptions are translated once, in the adapter that calls the vendor.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 
 class ProtoAgentError(Exception):
@@ -79,10 +80,20 @@ class SessionLoadError(RunError):
         self.problem = problem
 
 
-class YieldControl(ProtoAgentError):
-    """A typed application control signal raised by a before-model hook: the agent stops before
-    its next model request and hands control back to the workflow. Not an error for the user."""
+class ControlSignal(Protocol):
+    """Why an agent handed control back: a frozen value the application matches on by type
+    (the workflow's sealed set is ``protoagent.workflow.signals``)."""
 
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+    @property
+    def reason(self) -> str:
+        """The line the turn's end records (``turn.ended`` reason)."""
+        ...
+
+
+class YieldControl(ProtoAgentError):
+    """Raised by a before-model hook with a typed ``ControlSignal``: the agent stops before its
+    next model request and hands control back to the workflow. Not an error for the user."""
+
+    def __init__(self, signal: ControlSignal):
+        super().__init__(signal.reason)
+        self.signal = signal

@@ -13,7 +13,7 @@ from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
 from protoagent.context.admission import ContextOverflow
 from protoagent.context.compaction import COMPACTION_SERVICE, Compactor
-from protoagent.errors import ConfigError, LimitExceeded, ProviderError, YieldControl
+from protoagent.errors import ConfigError, ControlSignal, LimitExceeded, ProviderError, YieldControl
 from protoagent.events.messages import MessageDeriver
 from protoagent.models.types import ModelRequest, ModelTurn, TextDelta, ToolCall
 from protoagent.tools.pipeline import ToolResult
@@ -53,9 +53,9 @@ class Failed:
 
 @dataclass(frozen=True, slots=True)
 class Yielded:
-    """A before-model hook handed control back to the application (a typed signal)."""
+    """A before-model hook handed control back to the application with a typed signal."""
 
-    reason: str
+    signal: ControlSignal
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,8 @@ class TurnOutcome:
     status: Literal["completed", "failed", "limit", "yielded"]
     text: str
     steps: int
+    signal: ControlSignal | None = None
+    """Why a ``yielded`` turn handed control back (its ``reason`` is ``text``); ``None`` otherwise."""
 
 
 @dataclass(slots=True)
@@ -173,8 +175,8 @@ class AgentLoop:
                         return TurnOutcome("completed", text, self.steps_taken)
                     case Failed(reason=reason):
                         return TurnOutcome("failed", reason, self.steps_taken)
-                    case Yielded(reason=reason):
-                        return TurnOutcome("yielded", reason, self.steps_taken)
+                    case Yielded(signal=signal):
+                        return TurnOutcome("yielded", signal.reason, self.steps_taken, signal)
                     case Stuck(reason=reason):
                         return TurnOutcome("limit", reason, self.steps_taken)
         return TurnOutcome("limit", f"used all {limit} steps of this window without a final answer", self.steps_taken)
@@ -184,8 +186,8 @@ class AgentLoop:
             request = await self._admitted_request()
             self.budget.charge()
             turn = await self._call_model(request, step)
-        except YieldControl as signal:
-            return Yielded(signal.reason)
+        except YieldControl as yielded:
+            return Yielded(yielded.signal)
         except (ProviderError, LimitExceeded) as exc:
             self._record_failure(exc, step)
             return Failed(str(exc))

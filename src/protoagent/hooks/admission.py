@@ -9,15 +9,14 @@ from protoagent.context.compaction import Compactor
 from protoagent.context.record_view import RecordView, advance_view
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, counter_for
 from protoagent.events.types import Event
+from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
 from protoagent.tools.base import Profile
 
-ADMISSION_STAGE = 90
-"""Admission runs last, after every hook that changes the request's size."""
-ADMISSION_OWNER = "context-admission"
+ADMISSION_OWNER: HookOwner = "context-admission"
 
 TaskRecordSource = Callable[[frozenset[str]], str | None]
 """Returns the current compact TaskRecord text as shown to an agent that declares these tools
@@ -110,5 +109,5 @@ class ContextAdmissionHook:
             low_water=self.low_water,
         )
 
-    def registration(self, stage: int = ADMISSION_STAGE) -> HookRegistration:
-        return HookRegistration(stage, ADMISSION_OWNER, self)
+    def registration(self) -> HookRegistration:
+        return HookRegistration(ADMISSION_OWNER, self)

@@ -6,7 +6,8 @@ a short action-format guide, exact tool input schemas (JSON mode only; native pr
 their native declarations) and one line per worker card. Schema titles, examples and long
 descriptions are left out. The cards live only in the system text, so admission counts them once.
 
-Mount it at the lowest stage so later hooks (workspace instructions) add to its output.
+It runs after the hooks that add to the system text (skills, workspace instructions; see
+``hooks.order``) and keeps their text as the role's instructions.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from typing import Any
 
 from protoagent.context.tokens import tool_prompt_line
 from protoagent.events.types import Event
+from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ModelRequest, ToolSchema
 
-COMPACT_PROTOCOL_STAGE = 10
-COMPACT_PROTOCOL_OWNER = "compact-protocol"
+COMPACT_PROTOCOL_OWNER: HookOwner = "compact-protocol"
 MAX_DESCRIPTION = 80
 
 JSON_ACTION_GUIDE = (
@@ -143,5 +144,5 @@ class CompactProtocolHook:
         system = render_compact_system(self.identity, instructions, request.action_mode, tools, self.cards)
         return replace(request, system=system, tools=tools, tools_in_prompt=request.action_mode == "json")
 
-    def registration(self, stage: int = COMPACT_PROTOCOL_STAGE) -> HookRegistration:
-        return HookRegistration(stage, COMPACT_PROTOCOL_OWNER, self)
+    def registration(self) -> HookRegistration:
+        return HookRegistration(COMPACT_PROTOCOL_OWNER, self)

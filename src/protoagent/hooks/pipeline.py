@@ -1,4 +1,4 @@
-"""``HookPipeline``: ordered per-run hooks, each with one semantic owner."""
+"""``HookPipeline``: per-run hooks, each with one semantic owner, run in ``HOOK_ORDER``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Protocol
 
 from protoagent.errors import ConfigError
 from protoagent.events.types import Event
+from protoagent.hooks.order import HOOK_ORDER, HookOwner
 from protoagent.models.types import ModelRequest
 
 
@@ -23,15 +24,14 @@ class BeforeModelHook(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class HookRegistration:
-    stage: int
-    """Lower stages run first."""
-    owner: str
-    """One semantic owner per concern (``workspace-instructions``, ``projection`` ...)."""
+    owner: HookOwner
+    """One semantic owner per concern (``workspace-instructions``, ``tool-context-projection`` ...);
+    its place in ``HOOK_ORDER`` is the hook's place in the pipeline."""
     hook: BeforeModelHook
 
 
 class HookPipeline:
-    """Runs before-model hooks in stage order. Two registrations with one owner fail at once."""
+    """Runs before-model hooks in ``HOOK_ORDER``. Two registrations with one owner fail at once."""
 
     def __init__(self, registrations: Sequence[HookRegistration] = ()) -> None:
         self._registrations: list[HookRegistration] = []
@@ -41,11 +41,13 @@ class HookPipeline:
     def register(self, registration: HookRegistration) -> None:
         if any(r.owner == registration.owner for r in self._registrations):
             raise ConfigError(f"hook owner {registration.owner!r} is registered twice; each concern has one owner")
+        if registration.owner not in HOOK_ORDER:
+            raise ConfigError(f"hook owner {registration.owner!r} has no place in protoagent.hooks.order.HOOK_ORDER")
         self._registrations.append(registration)
-        self._registrations.sort(key=lambda r: r.stage)
+        self._registrations.sort(key=lambda r: HOOK_ORDER.index(r.owner))
 
     @property
-    def owners(self) -> list[str]:
+    def owners(self) -> list[HookOwner]:
         return [r.owner for r in self._registrations]
 
     def before_model(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:

@@ -15,15 +15,13 @@ from protoagent.context.projection import (
 )
 from protoagent.context.tokens import TokenCounter, counter_for
 from protoagent.events.types import Event
+from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
 from protoagent.tools.base import AnyTool, Profile, ToolMetadata
 
-PROJECTION_STAGE = 7
-"""Before the compact protocol (10), which writes the declared tools into JSON-mode prompts:
-projection decides whether ``recall`` is declared. The budget counts messages only."""
-PROJECTION_OWNER = "tool-context-projection"
+PROJECTION_OWNER: HookOwner = "tool-context-projection"
 
 
 class ToolContextProjectionHook:
@@ -73,5 +71,5 @@ class ToolContextProjectionHook:
         )
         return shaped
 
-    def registration(self, stage: int = PROJECTION_STAGE) -> HookRegistration:
-        return HookRegistration(stage, PROJECTION_OWNER, self)
+    def registration(self) -> HookRegistration:
+        return HookRegistration(PROJECTION_OWNER, self)

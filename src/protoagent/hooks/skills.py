@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from protoagent.events.log import SessionLog
 from protoagent.events.types import Event
+from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookPipeline, HookRegistration
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ToolCall
@@ -16,12 +17,9 @@ from protoagent.skills.runtime import SkillRuntime
 from protoagent.skills.session_skills import ACTIVATED_EVENT, activate_for_request
 from protoagent.tools.base import AnyTool
 
-SKILLS_STAGE = 5
-"""Before the compact protocol (10), which keeps the system text as the role's instructions."""
-SKILLS_OWNER = "skills"
-DURABLE_STAGE = 92
-"""After admission (90): evicted activation pairs come back within the durable-skill budget."""
-DURABLE_OWNER = "durable-skills"
+SKILLS_OWNER: HookOwner = "skills"
+DURABLE_OWNER: HookOwner = "durable-skills"
+"""After admission: evicted activation pairs come back within the durable-skill budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +96,8 @@ class SkillCatalogHook:
         system = f"{request.system}\n\n{catalog}" if catalog else request.system
         return replace(request, system=system, messages=tuple(messages))
 
-    def registration(self, stage: int = SKILLS_STAGE) -> HookRegistration:
-        return HookRegistration(stage, SKILLS_OWNER, self)
+    def registration(self) -> HookRegistration:
+        return HookRegistration(SKILLS_OWNER, self)
 
 
 class DurableSkillsHook:
@@ -135,8 +133,8 @@ class DurableSkillsHook:
         _insert_after_user(messages, None, block)
         return replace(request, messages=tuple(messages))
 
-    def registration(self, stage: int = DURABLE_STAGE) -> HookRegistration:
-        return HookRegistration(stage, DURABLE_OWNER, self)
+    def registration(self) -> HookRegistration:
+        return HookRegistration(DURABLE_OWNER, self)
 
 
 def rehydrate(runtime: SkillRuntime, events: Sequence[Event], agent: str) -> None:

@@ -15,14 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from protoagent.events.types import Event
+from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ModelRequest
 from protoagent.workspace.confined import RefusedRead, read_confined
 
 INSTRUCTIONS_FILE = "AGENTS.md"
-WORKSPACE_INSTRUCTIONS_STAGE = 8
-"""Before the compact protocol (10), which keeps the system text as the role's instructions."""
-WORKSPACE_INSTRUCTIONS_OWNER = "workspace-instructions"
+WORKSPACE_INSTRUCTIONS_OWNER: HookOwner = "workspace-instructions"
 MULTI_ROOT_HEADER = (
     "Workspace repositories (a relative path is under the first; name a file in another by its "
     "absolute path; commands and checks run in the first):"
@@ -124,8 +123,8 @@ class WorkspaceInstructionsHook:
         block = self.render(list(touched_paths(fresh)))
         return replace(request, system=f"{request.system}\n\n{block}" if request.system else block)
 
-    def registration(self, stage: int = WORKSPACE_INSTRUCTIONS_STAGE) -> HookRegistration:
-        return HookRegistration(stage, WORKSPACE_INSTRUCTIONS_OWNER, self)
+    def registration(self) -> HookRegistration:
+        return HookRegistration(WORKSPACE_INSTRUCTIONS_OWNER, self)
 
 
 def touched_paths(events: Sequence[Event]) -> Iterator[str]:

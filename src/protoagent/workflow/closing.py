@@ -3,7 +3,7 @@
 Spec: "Final verification closes the edit phase for this attempt". Once every selected check
 has a passing ``verify`` receipt newer than the run's last file change, and no worker report
 is unresolved, the Architect's next request could only be a closing summary, so it is not
-sent: a before-model hook yields the Architect's turn (``VERIFIED``) and the Graph ends the
+sent: a before-model hook yields the Architect's turn (``Verified``) and the Graph ends the
 phase. The run's summary is then composed by the harness from the worker reports and the
 receipts: deterministic, and never a claim the receipts do not back.
 
@@ -35,11 +35,10 @@ from protoagent.workflow.evidence import CheckResult, check_results, seeks_fix
 from protoagent.workflow.offer import REVIEW_PHASE, review_opened
 from protoagent.workflow.phase_control import run_start
 from protoagent.workflow.reports import file_changes, recorded_report
+from protoagent.workflow.signals import Verified
 from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.workers import file_writes
 
-VERIFIED = "final_verification_passed"
-"""Yield reason: every selected check passed after the last change; the edit phase is over."""
 MAX_SUMMARY_REPORT_CHARS = 400
 MAX_UNREAD_ADVICE_CHARS = 2000
 MAX_REVIEW_DIFF_CHARS = 8000
@@ -69,7 +68,7 @@ def closing_hook(record: Callable[[], TaskRecord]) -> BeforeModelHook:
         if request.agent_role != "architect" or _review_pending(events):
             return request
         if passing_verification(events, record()) is not None:
-            raise YieldControl(VERIFIED)
+            raise YieldControl(Verified())
         return request
 
     return close_when_verified

@@ -21,8 +21,6 @@ from protoagent.workflow.phase_control import run_start
 
 REVIEW_PHASE = "review"
 """The phase of the lead's one closing request when checks cannot see every criterion."""
-OFFER_STAGE = 4
-"""Before the hooks that render or measure the declared tools (compact protocol, admission)."""
 
 
 def review_opened(events: Sequence[Event]) -> bool:

@@ -20,11 +20,8 @@ from protoagent.models.types import ModelRequest
 from protoagent.tools.base import AnyTool, ToolContext
 from protoagent.tools.pipeline import PreExecuteHook
 from protoagent.workflow.reports import WRITE_TOOLS
+from protoagent.workflow.signals import Denied, FinalCheckFailed
 
-FINAL_CHECK_FAILED = "final_check_failed"
-"""Yield reason: a completed final check failed, so the Graph (not the Architect) decides on a repair."""
-DENIED_PREFIX = "denied: "
-"""Yield reason prefix: an action of this run was denied; the agent stops instead of retrying."""
 EDIT_TOOLS = frozenset({"coder", *WRITE_TOOLS})
 """Calls that edit (or start a Coder assignment that edits); refused once editing has closed."""
 OPENING_PHASES = frozenset({"edit", "repair", "review"})
@@ -46,9 +43,10 @@ class Denial:
         """The denial's own reason, as the person or policy gave it."""
         return self.output.removeprefix("denied: ").split(". The action did not run")[0]
 
-    def reason(self) -> str:
-        return (
-            f"{DENIED_PREFIX}{self.tool} by {self.agent} was denied ({self.said()}); a denial stands and is not retried"
+    def signal(self) -> Denied:
+        """What the agent it stops yields with."""
+        return Denied(
+            f"denied: {self.tool} by {self.agent} was denied ({self.said()}); a denial stands and is not retried"
         )
 
     def answer_note(self) -> str:
@@ -142,10 +140,10 @@ class PhaseControl:
         denial = first_denial(events, run_start(events))
         if denial is not None:
             if request.agent_role != "architect" or _answered_since(events, denial.seq):
-                raise YieldControl(denial.reason())
+                raise YieldControl(denial.signal())
             return replace(request, tools=(), system=f"{request.system}\n\n{denial.answer_note()}")
         if request.agent_role == "architect" and failing_final_check(events) is not None:
-            raise YieldControl(FINAL_CHECK_FAILED)
+            raise YieldControl(FinalCheckFailed())
         return request
 
     @staticmethod

@@ -12,10 +12,9 @@ from protoagent.errors import YieldControl
 from protoagent.events.types import Event
 from protoagent.models.types import ModelRequest
 from protoagent.workflow.evidence import check_results
+from protoagent.workflow.signals import LeadStuck
 from protoagent.workflow.workers import file_writes
 
-STUCK_PREFIX = "stuck: "
-"""Marks the yield reason of a stuck phase, so the graph tells it from an exhausted assignment."""
 MAX_IDLE_ASSIGNMENTS = 3
 """Coder assignments in a row that made no edit, however worded, before the phase ends."""
 WATCHED_ROLES = frozenset({"architect", "coder", "tester"})
@@ -130,5 +129,5 @@ class ProgressMonitor:
         if self.reason is None:
             self.reason = stuck_reason(events)
         if self.reason is not None:
-            raise YieldControl(STUCK_PREFIX + self.reason)
+            raise YieldControl(LeadStuck(self.reason))
         return request

@@ -285,7 +285,7 @@ def _mount_hooks(
     admission = ContextAdmissionHook.for_provider(session.provider, session.spec.model_config, profile, record)
     hooks.register(admission.registration())
     session.spec.services[COMPACTION_SERVICE] = admission.compactor  # the loop compacts when a request cannot fit
-    hooks.register(HookRegistration(95, "work-yield", runner.yield_hook))
+    hooks.register(HookRegistration("work-yield", runner.yield_hook))
 
 
 async def _drive(

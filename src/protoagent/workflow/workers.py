@@ -33,11 +33,10 @@ from protoagent.workflow.reports import (
     render_report,
     worker_messages,
 )
+from protoagent.workflow.signals import Reported, WorkerTurnLimit
 from protoagent.workflow.task import WorkerReport
 from protoagent.workspace.confined import digest_regular
 
-REPORTED = "report_recorded"
-"""Why a worker's turn ended: it recorded its report, so it gets no further model request."""
 ENDED_AFTER_EDIT = "window_ended_after_edit"
 """Why a Coder assignment is done without a report: its last window ended right after an applied edit."""
 WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
@@ -111,7 +110,8 @@ class WorkerRunner:
         self.profile = profile
         self.mode = mode
         self.max_windows = max_windows
-        self.pending_yield: str | None = None
+        self.pending_yield: WorkerTurnLimit | None = None
+        """Set when the Architect's Coder assignment ran out of windows: its next request yields."""
         self.assignments: dict[str, int] = {}
         """Worker agent -> the log length when its current assignment started."""
 
@@ -119,11 +119,11 @@ class WorkerRunner:
         """Before-model hook: the Architect yields after an exhausted progressing assignment; a
         worker that recorded its report gets no further request (its turn is over)."""
         if request.agent_role == "architect" and self.pending_yield is not None:
-            reason, self.pending_yield = self.pending_yield, None
-            raise YieldControl(reason)
+            signal, self.pending_yield = self.pending_yield, None
+            raise YieldControl(signal)
         start = self.assignments.get(request.agent_role)
         if start is not None and recorded_report(events, request.agent_role, start) is not None:
-            raise YieldControl(REPORTED)
+            raise YieldControl(Reported())
         return request
 
     def _assignment(self, role: str, task: str, preset: Preset) -> tuple[AgentLoop, str]:
@@ -166,7 +166,7 @@ class WorkerRunner:
             # A normal later outcome (even plain text) resolves an earlier limit handoff.
             self.board.report(WorkerReport("coder", outcome.status, outcome.summary, reason=outcome.reason))
         if outcome.reason == "worker_turn_limit":
-            self.pending_yield = "worker_turn_limit"
+            self.pending_yield = WorkerTurnLimit()
         log.append(
             "worker.ended",
             {
