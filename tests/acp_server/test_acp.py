@@ -383,15 +383,18 @@ def test_available_commands_advertise_compaction_and_skills_and_compact_runs(tmp
         async with acp_agent(tmp_path / "home", script, client) as (conn, _):
             session = await conn.new_session(cwd=str(repo))
             await asyncio.wait_for(_prompt(conn, session.session_id, "/compact"), 60)
+            await asyncio.wait_for(_prompt(conn, session.session_id, "/mcp:time:now"), 60)
             await asyncio.wait_for(_prompt(conn, session.session_id, "hello"), 60)
             await asyncio.wait_for(_prompt(conn, session.session_id, "/compact keep the greeting"), 60)
 
     asyncio.run(scenario())
-    [advertised] = client.of("available_commands_update")
+    [advertised] = client.of("available_commands_update")  # the set never changed: it was sent once
     names = {c.name: c.description for c in advertised.available_commands}
     assert "compact" in names and names["skill:review"] == "Review a change."
+    assert not [name for name in names if name.startswith("mcp:")], "MCP is off: no MCP prompt commands"
     said = [u.content.text for u in client.of("agent_message_chunk")]
     assert said[0] == "nothing to compact yet: send a message first"
+    assert said[1].startswith("MCP is off: turn it on with 'protoagent agents enable coding/mcp'"), said
     assert said[-1].startswith("compacted into a"), said
 
 

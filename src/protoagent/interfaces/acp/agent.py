@@ -32,7 +32,8 @@ from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
 from protoagent.events.log import new_session_id
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
-from protoagent.interfaces.acp.commands import available_commands, mode_state, policy_for_mode
+from protoagent.interfaces.acp.advertising import CommandAdvertiser
+from protoagent.interfaces.acp.commands import mode_state, policy_for_mode
 from protoagent.interfaces.acp.ending import RunWatch
 from protoagent.interfaces.acp.listing import SessionListing
 from protoagent.interfaces.acp.permissions import permission_answerer
@@ -66,8 +67,8 @@ class _Session:
     translator: UpdateTranslator = field(default_factory=UpdateTranslator)
     """One fold for the session's life, so tool call ids stay unique across its prompts."""
     sender: asyncio.Task[None] | None = None
-    commands: Update | None = None
-    """The session's ``available_commands_update``, until it is queued for the editor."""
+    commands: CommandAdvertiser | None = None
+    """The session's slash commands, as the editor was last told them."""
 
 
 class ProtoAgentAcp:
@@ -157,6 +158,13 @@ class ProtoAgentAcp:
         if not text.strip():
             raise RequestError.invalid_params({"message": "the prompt is empty: say what you want done"})
         _advertise(session)
+        try:
+            return await self._answer(session_id, session, text)
+        finally:
+            if session.commands is not None:
+                session.commands.refresh()  # a server trusted or a skill added in the prompt is listed
+
+    async def _answer(self, session_id: str, session: _Session, text: str) -> PromptResponse:
         said = await self._slash_command(session_id, session, text.strip())
         if said is not None:
             await session.queue.join()
@@ -187,6 +195,8 @@ class ProtoAgentAcp:
             return await self._compact(session_id, session, rest.strip())
         if name == "/rewind":
             return await self._rewind(session_id, session, rest.split())
+        if name.startswith("/mcp:") and not self.config.agents.get("mcp", False):
+            return "MCP is off: turn it on with 'protoagent agents enable coding/mcp', then restart the agent"
         return None
 
     async def _rewind(self, session_id: str, session: _Session, words: list[str]) -> str:
@@ -235,14 +245,19 @@ class ProtoAgentAcp:
         return session
 
     def _open(self, session_id: str, session: _Session) -> _Session:
-        """Register ``session``, start its update sender and advertise its slash commands."""
+        """Register ``session``, start its update sender and advertise its slash commands (with
+        MCP on, its servers' prompts follow once they are listed)."""
         old = self._sessions.get(session_id)
         if old is not None and old.sender is not None:
             old.sender.cancel()
+        if old is not None and old.commands is not None:
+            old.commands.close()
         self._sessions[session_id] = session
         session.sender = asyncio.create_task(self._send_updates(session_id, session))
-        config = self.config
-        session.commands = available_commands(session.repo, config.data_home, config.agents.get("mcp", False))
+        mcp = self.config.agents.get("mcp", False)
+        session.commands = CommandAdvertiser(session.queue, session.repo, self.config.data_home, mcp)
+        if mcp:
+            session.commands.refresh()
         # A moment later, so the editor hears of the commands after the response naming the
         # session; a prompt that comes sooner queues them first.
         asyncio.get_running_loop().call_later(0.05, _advertise, session)
@@ -290,10 +305,9 @@ class ProtoAgentAcp:
 
 
 def _advertise(session: _Session) -> None:
-    """Queue the session's slash commands for the editor, once."""
+    """Queue the session's slash commands for the editor, unless it has them already."""
     if session.commands is not None:
-        session.queue.put_nowait(session.commands)
-        session.commands = None
+        session.commands.open()
 
 
 def prompt_text(blocks: list[Any]) -> str:

@@ -1,5 +1,5 @@
 """What the editor may switch and type: approval policies as ACP session modes, and the slash
-commands a session offers (skills, MCP prompts) as ``available_commands_update``."""
+commands a session offers (compaction, rewind, skills, MCP prompts) as ``available_commands_update``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from protoagent.interfaces.acp.prompt_listing import PromptListing, ServerPrompt
 from protoagent.tools.approvals import Policy
 
 MODES: dict[str, str] = {
@@ -38,9 +39,10 @@ def policy_for_mode(mode_id: str) -> Policy | None:
     return cast(Policy, mode_id) if mode_id in MODES else None
 
 
-def available_commands(repo: Path, home: Path, mcp: bool) -> AvailableCommandsUpdate:
+def available_commands(repo: Path, home: Path, prompts: PromptListing | None) -> AvailableCommandsUpdate:
     """The session's slash commands: ``/compact``, ``/rewind``, each skill a person may call by name
-    (``/skill:NAME``) and, with MCP on, the MCP prompt form (``/mcp:SERVER:PROMPT``)."""
+    (``/skill:NAME``) and, with MCP on (``prompts`` given), each listed MCP prompt
+    (``/mcp:SERVER:PROMPT``) and the general form for servers whose prompts are not listed."""
     from protoagent.skills.discovery import load_skills
 
     hint = AvailableCommandInput(root=UnstructuredCommandInput(hint="what the skill should work on"))
@@ -60,7 +62,23 @@ def available_commands(repo: Path, home: Path, mcp: bool) -> AvailableCommandsUp
         for bundle in load_skills([repo], home).management()
         if bundle.valid and bundle.preferences.manual
     ]
-    if mcp:
-        prompt = AvailableCommandInput(root=UnstructuredCommandInput(hint="SERVER:PROMPT [arguments]"))
-        commands.append(AvailableCommand(name="mcp:", description="Run an MCP server's prompt", input=prompt))
+    if prompts is not None:
+        commands += [_prompt_command(p) for p in prompts.prompts]
+        if prompts.unlisted:
+            unlisted = "; ".join(f"{server!r} ({why})" for server, why in prompts.unlisted)
+            usage = AvailableCommandInput(root=UnstructuredCommandInput(hint="SERVER:PROMPT [arguments]"))
+            about = f"Run an MCP server's prompt; not listed here: {unlisted}"
+            commands.append(AvailableCommand(name="mcp:", description=about, input=usage))
     return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+
+
+def _prompt_command(prompt: ServerPrompt) -> AvailableCommand:
+    """``/mcp:SERVER:PROMPT``: the prompt's description, and its arguments as the hint (the first
+    may be free text, the others ``name=value``; optional ones in brackets)."""
+    about = f"{prompt.description or f'MCP prompt {prompt.name!r}'} (MCP server {prompt.server!r})"
+    words = []
+    for index, (name, required) in enumerate(prompt.arguments):
+        word = name if index == 0 else f"{name}=VALUE"
+        words.append(word if required else f"[{word}]")
+    usage = AvailableCommandInput(root=UnstructuredCommandInput(hint=" ".join(words))) if words else None
+    return AvailableCommand(name=f"mcp:{prompt.server}:{prompt.name}", description=about, input=usage)
