@@ -1,4 +1,4 @@
-"""The compact small-profile protocol: short prompt, exact input schemas, cards once, native kept."""
+"""The compact small-profile protocol: short prompt, declared input schemas, cards once, native kept."""
 
 from __future__ import annotations
 
@@ -8,13 +8,8 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from protoagent.context.tokens import EstimatingCounter, estimate_request, render_prompt, tool_prompt_line
-from protoagent.hooks.compact_protocol import (
-    JSON_ACTION_GUIDE,
-    CompactProtocolHook,
-    WorkerCard,
-    compact_schema,
-    short_description,
-)
+from protoagent.hooks.compact_protocol import JSON_ACTION_GUIDE, CompactProtocolHook, WorkerCard
+from protoagent.models.declarations import compact_schema, short_description
 from protoagent.models.types import ModelRequest, ToolSchema
 
 from .support import Conversation
@@ -112,7 +107,7 @@ def _schema_titles(node: object) -> list[str]:
     return []
 
 
-def test_compact_schema_keeps_exact_input_constraints() -> None:
+def test_compact_schema_keeps_what_a_call_must_know_and_leaves_defaults_and_bounds_to_validation() -> None:
     original = EditArgs.model_json_schema()
     compact = compact_schema(original)
     assert compact["required"] == original["required"] == ["path", "title"]
@@ -123,12 +118,8 @@ def test_compact_schema_keeps_exact_input_constraints() -> None:
         "type": "string",
     }
     assert compact["$defs"]["Mode"]["enum"] == ["fast", "careful"]
-    assert compact["$defs"]["Span"]["properties"]["start"] == {
-        "description": "First line.",
-        "minimum": 1,
-        "type": "integer",
-    }
-    assert compact["properties"]["mode"] == {"$ref": "#/$defs/Mode", "default": "careful"}
+    assert compact["$defs"]["Span"]["properties"]["start"] == {"description": "First line.", "type": "integer"}
+    assert compact["properties"]["mode"] == {"$ref": "#/$defs/Mode"}
     assert compact["properties"]["spans"]["items"] == {"$ref": "#/$defs/Span"}
 
 

@@ -6,12 +6,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+import pytest
+from pydantic import BaseModel, Field, ValidationError
 
 from protoagent.agents.loop import AgentLoop, Budget
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
 from protoagent.events import MemoryStore
+from protoagent.models.declarations import declared_schema
 from protoagent.models.types import ToolSchema
 from protoagent.testing import ScriptedModel, final_turn, tool_turn
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolOutput, input_schema
@@ -106,20 +108,18 @@ class Titled(BaseModel):
     data: dict[str, str] = Field(default_factory=lambda: {"title": "kept"})
 
 
-def test_input_schemas_drop_derived_titles_and_keep_every_constraint() -> None:
+def test_input_schemas_declare_under_the_one_rule_and_the_model_still_validates_the_rest() -> None:
     raw = Titled.model_json_schema()
     schema = input_schema(Titled)
+    assert schema == declared_schema(raw)
     assert raw["title"] == "Titled" and "title" not in schema
-    assert set(schema["properties"]) == {"title", "scope", "level", "data"}
-    assert schema["properties"]["title"] == {
-        "description": "a property that happens to be named title",
-        "type": "string",
-    }
     assert schema["required"] == raw["required"] == ["title"]
-    assert schema["properties"]["scope"] == {
-        "description": "optional list",
-        "items": {"type": "string"},
-        "type": "array",
+    assert schema["properties"] == {
+        "title": {"description": "a property that happens to be named title", "type": "string"},
+        "scope": {"description": "optional list", "items": {"type": "string"}, "type": "array"},
+        "level": {"type": "integer"},
+        "data": {"additionalProperties": {"type": "string"}, "type": "object"},
     }
-    level = schema["properties"]["level"]
-    assert level["default"] == 2 and {"minimum": 1, "type": "integer"} in level["anyOf"]
+    assert Titled.model_validate({"title": "t"}).level == 2  # a missing argument gets its default
+    with pytest.raises(ValidationError):
+        Titled.model_validate({"title": "t", "level": 0})  # a bound the declaration leaves out

@@ -2,9 +2,10 @@
 
 The prompt keeps what a small model needs and nothing else (``spec/task-workflow.txt``,
 "Compact protocol for the small profile"): the agent identity line, short role instructions,
-a short action-format guide, exact tool input schemas (JSON mode only; native providers keep
-their native declarations) and one line per worker card. Schema titles, examples and long
-descriptions are left out. The cards live only in the system text, so admission counts them once.
+a short action-format guide, the tools' declared input schemas (``models.declarations``; JSON
+mode only, native providers keep their native declarations) and one line per worker card. Long
+descriptions are cut to their first sentence. The cards live only in the system text, so
+admission counts them once.
 
 It runs after the hooks that add to the system text (skills, workspace instructions; see
 ``hooks.order``) and keeps their text as the role's instructions.
@@ -12,19 +13,18 @@ It runs after the hooks that add to the system text (skills, workspace instructi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from protoagent.context.tokens import tool_prompt_line
 from protoagent.events.types import Event
 from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.declarations import SHORT_DESCRIPTION, compact_schema, short_description
 from protoagent.models.types import ModelRequest, ToolSchema
 
 COMPACT_PROTOCOL_OWNER: HookOwner = "compact-protocol"
-MAX_DESCRIPTION = 80
+MAX_DESCRIPTION = SHORT_DESCRIPTION
 
 JSON_ACTION_GUIDE = (
     "Reply with exactly one JSON object and nothing else:\n"
@@ -32,13 +32,6 @@ JSON_ACTION_GUIDE = (
     '{"type":"final","text":"..."} when the work is done.'
 )
 NATIVE_ACTION_GUIDE = "Call one tool at a time through the tool interface; reply with plain text when the work is done."
-
-DROPPED_KEYS = frozenset({"title", "examples", "$comment", "readOnly", "writeOnly", "deprecated"})
-"""Schema keys that cost prompt space and do not constrain the input."""
-_NAMED_SCHEMAS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
-_SUB_SCHEMA = frozenset({"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"})
-_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,44 +46,8 @@ class WorkerCard:
         return f"{self.name}({self.argument}): {self.summary}"
 
 
-def short_description(text: str, limit: int = MAX_DESCRIPTION) -> str:
-    """At most ``limit`` characters: the text, else its first sentence, else a cut at a word."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    first = _SENTENCE_END.split(flat, maxsplit=1)[0]
-    if len(first) <= limit:
-        return first
-    cut = flat[: limit - 1].rsplit(" ", 1)[0]
-    return cut + "…"
-
-
-def compact_schema(schema: dict[str, Any], limit: int = MAX_DESCRIPTION) -> dict[str, Any]:
-    """The input schema without titles or examples and with short descriptions; constraints stay."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in DROPPED_KEYS:
-            continue
-        if key == "description" and isinstance(value, str):
-            short = short_description(value, limit)
-            if short:
-                out[key] = short
-        elif key in _NAMED_SCHEMAS and isinstance(value, dict):
-            out[key] = {name: _compact_node(sub, limit) for name, sub in value.items()}
-        elif key in _SUB_SCHEMA and isinstance(value, dict):
-            out[key] = compact_schema(value, limit)
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [_compact_node(sub, limit) for sub in value]
-        else:
-            out[key] = value
-    return out
-
-
-def _compact_node(node: Any, limit: int) -> Any:
-    return compact_schema(node, limit) if isinstance(node, dict) else node
-
-
 def compact_tool(tool: ToolSchema, limit: int = MAX_DESCRIPTION) -> ToolSchema:
+    """The tool as the compact protocol shows it: the declared schema, every description short."""
     return ToolSchema(tool.name, short_description(tool.description, limit), compact_schema(tool.parameters, limit))
 
 

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from protoagent.models.declarations import declared_schema, short_description
 from protoagent.models.tool_arguments import MAX_ARGUMENT_CHARS, bounded_arguments, rejected_arguments
 from protoagent.models.types import Message, ModelRequest, ModelTurn, Role, ToolCall, ToolSchema
 
@@ -90,19 +91,6 @@ def _renamed_ref(ref: str, renames: Mapping[str, str]) -> str:
     return ref
 
 
-def compact_schema(schema: Any) -> Any:
-    """The schema without ``title`` keys (they repeat the property names); validation is unchanged."""
-    if isinstance(schema, dict):
-        return {
-            key: compact_schema(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
-    if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
-    return schema
-
-
 def action_guide(tools: Sequence[ToolSchema]) -> str:
     """The prompt text that explains the action format and lists each tool's input schema."""
     lines = [
@@ -113,19 +101,12 @@ def action_guide(tools: Sequence[ToolSchema]) -> str:
     if tools:
         lines.append("Tools (name: description; args JSON schema):")
         for tool in tools:
-            schema = json.dumps(compact_schema(tool.parameters), ensure_ascii=False, separators=(",", ":"))
-            lines.append(f"- {tool.name}: {_short(tool.description)}")
+            schema = json.dumps(declared_schema(tool.parameters), ensure_ascii=False, separators=(",", ":"))
+            lines.append(f"- {tool.name}: {short_description(tool.description, _DESCRIPTION_LIMIT)}")
             lines.append(f"  args: {schema}")
     else:
         lines.append("No tools are available; reply with a final answer.")
     return "\n".join(lines)
-
-
-def _short(description: str) -> str:
-    first = description.strip().split("\n\n", 1)[0].replace("\n", " ")
-    if len(first) <= _DESCRIPTION_LIMIT:
-        return first
-    return first[: _DESCRIPTION_LIMIT - 3].rstrip() + "..."
 
 
 def parse_action(text: str, tools: Sequence[ToolSchema]) -> ModelTurn:

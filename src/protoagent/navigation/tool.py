@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from protoagent.navigation.query import MAX_RESULTS, MAX_SOURCES_SHOWN, Answer, definition_source
 from protoagent.navigation.service import answer, render, to_json
-from protoagent.navigation.symbols import SYMBOL_PATTERN, symbol_problem, words_in
+from protoagent.navigation.symbols import symbol_problem, words_in
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workspace.paths import EXTRA_ROOTS, locate
 from protoagent.workspace.tools import RAW_TEXT_ROLES
@@ -23,8 +23,9 @@ HOME_SERVICE = "data_home"
 class CodeContextInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    symbol: str = Field(json_schema_extra={"pattern": SYMBOL_PATTERN})
-    """At most ``MAX_SYMBOL_CHARS`` characters (the validator says so; the schema stays short)."""
+    symbol: str
+    """An exact symbol of at most ``MAX_SYMBOL_CHARS`` characters: the validator checks it and says
+    why a value is not one (the declared schema leaves the check out)."""
     operation: Literal["definition", "references", "callers", "callees", "outline"]
     path: str | None = None
 
@@ -42,7 +43,7 @@ class CodeContextInput(BaseModel):
 
 class CodeContextTool(Tool[CodeContextInput]):
     name = "code_context"
-    description = "Definition, references, callers, callees or outline of an exact symbol, e.g. Client.send."
+    description = "Look up an exact symbol, e.g. Client.send."
     input_model = CodeContextInput
     metadata = ToolMetadata(effect="read")
 

@@ -12,15 +12,17 @@ import asyncio
 import os
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from protoagent.errors import ConfigError, ToolRejected
 from protoagent.processes.command import (
     DEFAULT_OUTPUT_LIMIT,
     DEFAULT_TIMEOUT_S,
+    MAX_TIMEOUT_S,
     NO_SANDBOX,
     SYSTEM_PATH,
     CommandRequest,
@@ -38,19 +40,26 @@ from protoagent.tools.cancellation import attach_partial_output
 
 SHELL = "/bin/sh"
 DEFAULT_YIELD_MS = 10_000
+TIMEOUT_HINT = f"[to run longer, pass timeout (seconds, at most {MAX_TIMEOUT_S:g})]"
+"""Told after an ``execute_command`` that ran out of time: ``timeout`` is valid but not declared."""
 MAX_WAIT_MS = 3_600_000
 
 
 class ExecuteCommandInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    """Only ``argv`` is declared: the other arguments are valid and rarely needed, and a model
+    learns of ``timeout`` from the result of a command that ran out of it."""
+
     argv: list[str]
-    cwd: str = "."
+    cwd: SkipJsonSchema[str] = "."
     """Project-relative."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """The child's only variables (the tool's description says so)."""
-    timeout: float = Field(DEFAULT_TIMEOUT_S, description="seconds")
-    output_limit: int = Field(DEFAULT_OUTPUT_LIMIT, description="bytes shown")
+    timeout: SkipJsonSchema[float] = DEFAULT_TIMEOUT_S
+    """Seconds."""
+    env: SkipJsonSchema[dict[str, str]] = Field(default_factory=dict)
+    """The child's only variables, PATH included."""
+    output_limit: SkipJsonSchema[int] = DEFAULT_OUTPUT_LIMIT
+    """Bytes of output shown; a longer output is cut with a marker naming the artifact that keeps it."""
 
 
 class ShellInput(BaseModel):
@@ -82,7 +91,7 @@ class _Launch:
 
 class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     name: ClassVar[str] = "execute_command"
-    description: ClassVar[str] = "Run one program (argv, no shell); env is all the child gets, PATH too."
+    description: ClassVar[str] = "Run one program (argv, no shell)."
     input_model: ClassVar[type[BaseModel]] = ExecuteCommandInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 
@@ -93,7 +102,10 @@ class ExecuteCommandTool(Tool[ExecuteCommandInput]):
         return Prepared(command.preview(), "execute", inside_workspace=confined(command), state=launch)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return await _launch(prepared, ctx, listed=False)
+        out = await _launch(prepared, ctx, listed=False)
+        if not out.data.get("timed_out"):
+            return out
+        return replace(out, text=f"{out.text}\n{TIMEOUT_HINT}")
 
 
 class ShellTool(Tool[ShellInput]):

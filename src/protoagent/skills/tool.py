@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.json_schema import SkipJsonSchema
 
 from protoagent.errors import ToolRejected
 from protoagent.skills.activation import SKILL_TOOL, is_control_plane, task_resources
@@ -19,13 +20,14 @@ MAX_RESOURCE_BYTES = 64_000
 class SkillInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
-    resource: str | None = None
-    """The tool's description says what both are; the schema does not repeat it."""
+    resource: SkipJsonSchema[str | None] = None
+    """One task resource of a loaded skill. Valid, not declared: a loaded skill that has resources
+    names this argument beside their paths, the only place a model learns of them."""
 
 
 class SkillTool(Tool[SkillInput]):
     name: ClassVar[str] = SKILL_TOOL
-    description: ClassVar[str] = "Load a skill by exact catalog name; resource: one file it lists."
+    description: ClassVar[str] = "Load a skill by its exact catalog name."
     input_model: ClassVar[type[BaseModel]] = SkillInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="read", observation="exact")
 

@@ -11,6 +11,7 @@ from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
 
+from protoagent.models.declarations import declared_schema
 from protoagent.models.types import ToolSchema
 
 Effect = Literal["none", "read", "write", "execute"]
@@ -120,53 +121,16 @@ _INPUT_SCHEMAS: WeakKeyDictionary[type[BaseModel], dict[str, Any]] = WeakKeyDict
 
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of a tool's input as the model sees it: pydantic's schema without the
-    ``title`` annotations it derives from class and field names (they repeat the names and cost
-    tokens on every request), without the top-level ``additionalProperties: false`` (the input
-    model still refuses unknown arguments, as typed feedback; a grammar built from the schema
-    allows none unless it says so), and an optional property (``X`` or null, default null) shown
-    as ``X`` that may be omitted. Every other constraint stays. Built once per class; treat it as
-    read-only."""
+    """The JSON schema of a tool's input as the model sees it: the input model's schema under the
+    one declaration rule (``models.declarations``: no defaults, bounds, titles or
+    ``additionalProperties: false``; the input model still applies them when it validates a call).
+    Built once per class; treat it as read-only."""
     cached = _INPUT_SCHEMAS.get(model)
     if cached is not None:
         return cached
-    schema: dict[str, Any] = _without_titles(model.model_json_schema())
-    if schema.get("additionalProperties") is False:
-        del schema["additionalProperties"]
-    for prop in schema.get("properties", {}).values():
-        _omit_optional_null(prop)
+    schema: dict[str, Any] = declared_schema(model.model_json_schema())
     _INPUT_SCHEMAS[model] = schema
     return schema
-
-
-def _omit_optional_null(prop: dict[str, Any]) -> None:
-    variants = prop.get("anyOf")
-    if not (isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants):
-        return
-    if "default" not in prop or prop["default"] is not None:
-        return
-    del prop["anyOf"], prop["default"]
-    prop.update(next(v for v in variants if v != {"type": "null"}))
-
-
-_LITERAL_KEYS = frozenset({"default", "const", "enum", "examples"})
-"""Keys whose values are data, not schemas: a ``title`` inside them is kept."""
-
-
-def _without_titles(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_without_titles(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs") and isinstance(value, dict):
-            out[key] = {name: _without_titles(sub) for name, sub in value.items()}
-        else:
-            out[key] = value if key in _LITERAL_KEYS else _without_titles(value)
-    return out
 
 
 AnyTool = Tool[Any]

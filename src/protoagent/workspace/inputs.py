@@ -1,4 +1,5 @@
-"""Input models of the workspace tools; their JSON schemas are what the model sees, so stay short."""
+"""Input models of the workspace tools; what the model sees of them is their declared schema
+(``models.declarations``), so defaults and bounds here are applied, not declared."""
 
 from __future__ import annotations
 
@@ -6,22 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-
-def _compact_schema(schema: dict[str, Any]) -> None:
-    """Keep the JSON schema the model sees short: no titles, no ``anyOf`` with null."""
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-        variants = prop.get("anyOf")
-        if isinstance(variants, list) and {"type": "null"} in variants and len(variants) == 2:
-            del prop["anyOf"]
-            prop.update(next(v for v in variants if v != {"type": "null"}))
-        if prop.get("default", 0) is None:
-            del prop["default"]  # An optional property may simply be omitted.
-
-
-INPUT_CONFIG = ConfigDict(extra="forbid", json_schema_extra=_compact_schema)
-REVISION_FIELD = "revision from read_file or from your last edit of this file."
+INPUT_CONFIG = ConfigDict(extra="forbid")
+REVISION_FIELD = "from read_file or your last edit of this file"
 
 
 class ReadFileInput(BaseModel):

@@ -259,7 +259,7 @@ class ReplaceFileTool(Tool[ReplaceFileInput]):
 
 class ListDirectoryTool(Tool[ListDirectoryInput]):
     name = "list_directory"
-    description = "List a directory: folders end in /, symlinks in @."
+    description = "List a directory."
     input_model = ListDirectoryInput
     metadata = ToolMetadata(effect="read")
 
@@ -283,7 +283,7 @@ class ListDirectoryTool(Tool[ListDirectoryInput]):
 
 class SearchRegexTool(Tool[SearchRegexInput]):
     name = "search_regex"
-    description = "Python regex per line; skips binary and git-ignored files."
+    description = "Python regex per line; skips git-ignored files."
     input_model = SearchRegexInput
     metadata = ToolMetadata(effect="read")
 
