@@ -3,9 +3,13 @@ position. Workflow facts (checks, writes, reports ...) have their queries in ``w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
+from protoagent.events.payloads import ToolEnded
 from protoagent.events.types import Event, P
+
+RUN_STARTS = frozenset({"session.created", "session.resumed"})
+"""The event types that open a run of a session (its first, or a resume)."""
 
 
 def facts(
@@ -24,3 +28,23 @@ def facts(
 def last_fact(events: Sequence[Event], kind: type[P], *, agent: str | None = None) -> tuple[Event, P] | None:
     """The latest event of ``kind`` (of ``agent`` when given) with its payload, or ``None``."""
     return next(facts(reversed(events), kind, agent=agent), None)
+
+
+def starts_run(event: Event) -> bool:
+    """Whether ``event`` opens a run of its session (``session.created`` or ``session.resumed``)."""
+    return event.type in RUN_STARTS
+
+
+def tool_results(
+    events: Iterable[Event],
+    tools: Collection[str],
+    *,
+    agent: str | None = None,
+    after: int = 0,
+    status: str | None = None,
+) -> Iterator[tuple[Event, ToolEnded]]:
+    """Each ``tool.ended`` of one of ``tools`` (with ``status`` when given; of ``agent`` when
+    given; with ``seq > after``), in order, with its typed payload."""
+    for event, ended in facts(events, ToolEnded, agent=agent, after=after):
+        if ended.tool in tools and (status is None or ended.status == status):
+            yield event, ended

@@ -25,11 +25,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from protoagent.events.catalog import EvidenceReported, RunEnded, SessionRewound, TaskUpdated, ToolEnded
+from protoagent.events.queries import RUN_STARTS as RUN_STARTS  # read by workflow.closing
+from protoagent.events.queries import starts_run
 from protoagent.events.types import Event
-
-WRITE_TOOLS = frozenset({"edit_file", "create_file", "replace_file"})
-"""Tools whose ``ok`` receipts are workspace writes the session made."""
-RUN_STARTS = frozenset({"session.created", "session.resumed"})
+from protoagent.workflow.facts import WRITE_TOOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,33 +90,30 @@ class FileChange:
 
 def user_turns(events: Sequence[Event]) -> list[UserTurn]:
     """The session's user turns in order; each is a checkpoint (``--to N``)."""
-    starts = [i for i, e in enumerate(events) if e.type in RUN_STARTS]
+    starts = [i for i, e in enumerate(events) if starts_run(e)]
     turns: list[UserTurn] = []
     for number, first in enumerate(starts, start=1):
         after = starts[number] if number < len(starts) else len(events)
         span = events[first:after]
-        ended = next((e for e in span if e.type == "run.ended"), span[-1])
-        verified = any(e.type == "evidence.reported" and e.payload.get("verified") is True for e in span)
+        ended = next((e for e in span if e.fact(RunEnded)), span[-1])
+        verified = any((r := e.fact(EvidenceReported)) is not None and r.verified for e in span)
         turns.append(UserTurn(number, span[0].seq, ended.seq, _objective(span), verified))
     return turns
 
 
 def _objective(span: Sequence[Event]) -> str:
-    head = span[0].payload
-    title = head.get("title")
+    title = span[0].payload.get("title")  # session.created and session.resumed both carry it
     if isinstance(title, str) and title:
         return title
     for event in span:
-        if event.type == "task.updated":
-            record = event.payload.get("record")
-            if isinstance(record, dict) and isinstance(record.get("objective"), str):
-                return str(record["objective"])
+        if (task := event.fact(TaskUpdated)) is not None and isinstance(task.record.get("objective"), str):
+            return str(task.record["objective"])
     return ""
 
 
 def turn_at(events: Sequence[Event], seq: int) -> int:
     """The user turn the event at ``seq`` belongs to (0 before the first)."""
-    return sum(1 for e in events if e.type in RUN_STARTS and e.seq <= seq)
+    return sum(1 for e in events if starts_run(e) and e.seq <= seq)
 
 
 def file_writes(events: Sequence[Event]) -> list[FileWrite]:
@@ -124,28 +121,27 @@ def file_writes(events: Sequence[Event]) -> list[FileWrite]:
     out: list[FileWrite] = []
     turn = 0
     for event in events:
-        if event.type in RUN_STARTS:
+        if starts_run(event):
             turn += 1
-        elif event.type == "tool.ended":
-            write = _write_receipt(event, turn)
+        elif (ended := event.fact(ToolEnded)) is not None:
+            write = _write_receipt(event, ended, turn)
             if write is not None:
                 out.append(write)
-        elif event.type == "session.rewound":
-            out += _restores(event, turn)
+        elif (rewound := event.fact(SessionRewound)) is not None:
+            out += _restores(event, rewound, turn)
     return out
 
 
-def _write_receipt(event: Event, turn: int) -> FileWrite | None:
-    payload = event.payload
-    data: dict[str, Any] = payload.get("data") or {}
-    if payload.get("tool") not in WRITE_TOOLS or payload.get("status") != "ok" or "path" not in data:
+def _write_receipt(event: Event, ended: ToolEnded, turn: int) -> FileWrite | None:
+    data: dict[str, Any] = ended.data
+    if ended.tool not in WRITE_TOOLS or ended.status != "ok" or "path" not in data:
         return None
     recorded = "afterimage" in data
     return FileWrite(
         seq=event.seq,
         turn=turn,
         path=str(data["path"]),
-        tool=str(payload["tool"]),
+        tool=ended.tool,
         agent=event.agent,
         revision_before=data.get("revision_before"),
         revision_after=data.get("source_revision"),
@@ -155,22 +151,21 @@ def _write_receipt(event: Event, turn: int) -> FileWrite | None:
     )
 
 
-def _restores(event: Event, turn: int) -> list[FileWrite]:
-    restored: list[dict[str, Any]] = event.payload.get("restored") or []
+def _restores(event: Event, rewound: SessionRewound, turn: int) -> list[FileWrite]:
     return [
         FileWrite(
             seq=event.seq,
             turn=turn,
-            path=str(r["path"]),
+            path=r.path,
             tool="rewind",
             agent=event.agent,
-            revision_before=r.get("revision_before"),
-            revision_after=r.get("revision_after"),
+            revision_before=r.revision_before,
+            revision_after=r.revision_after,
             before=None,
-            after=r.get("text"),
+            after=r.text,
             recorded=True,
         )
-        for r in restored
+        for r in rewound.restored
     ]
 
 

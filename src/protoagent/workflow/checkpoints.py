@@ -26,8 +26,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from protoagent.errors import ConfigError, ToolRejected
-from protoagent.events.catalog import RestoredFile
+from protoagent.events.catalog import (
+    ApprovalRequested,
+    RestoredFile,
+    SessionCreated,
+    SessionRewound,
+    ToolEnded,
+    ToolStarted,
+)
 from protoagent.events.log import SessionLog, new_session_id
+from protoagent.events.queries import facts
 from protoagent.events.rewound import REWOUND_EVENT
 from protoagent.events.session_lease import claim_session
 from protoagent.events.store import SessionStore, append_all
@@ -81,7 +89,7 @@ class RewindPlan:
 
 def hidden_turns(events: Sequence[Event]) -> frozenset[int]:
     """User turns earlier conversation rewinds hid."""
-    return frozenset(t for e in events if e.type == REWOUND_EVENT for t in e.payload.get("hidden_turns", ()))
+    return frozenset(t for _, rewound in facts(events, SessionRewound) for t in rewound.hidden_turns)
 
 
 def resolve_turn(events: Sequence[Event], to: int | None, verified: bool) -> int:
@@ -179,20 +187,15 @@ def current_revision(root: Path, path: str) -> str | None:
 def _commands_since(events: Sequence[Event], seq: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Commands that ran after ``seq`` (tools with an ``execute`` effect), each once with how
     often it ran, and the files the checks among them saw change."""
-    executed = {
-        e.payload["call_id"]
-        for e in events
-        if e.seq > seq and e.type == "approval.requested" and e.payload.get("effect") == "execute"
-    }
-    arguments = {e.payload["call_id"]: e.payload.get("arguments") or {} for e in events if e.type == "tool.started"}
+    executed = {asked.call_id for _, asked in facts(events, ApprovalRequested, after=seq) if asked.effect == "execute"}
+    arguments = {started.call_id: started.arguments for _, started in facts(events, ToolStarted)}
     counts: dict[str, int] = {}
     changed: set[str] = set()
-    for event in events:
-        call_id = event.payload.get("call_id")
-        if event.seq <= seq or event.type != "tool.ended" or call_id not in executed:
+    for _, ended in facts(events, ToolEnded, after=seq):
+        if ended.call_id not in executed:
             continue
-        data = event.payload.get("data") or {}
-        line = f"{event.payload['tool']}: {_command_text(data, arguments.get(call_id, {}))}"
+        data = ended.data
+        line = f"{ended.tool}: {_command_text(data, arguments.get(ended.call_id, {}))}"
         counts[line] = counts.get(line, 0) + 1
         changed.update(str(p) for p in data.get("changed_tracked_files", ()))
     commands = tuple(line if n == 1 else f"{line} ({n} runs)" for line, n in counts.items())
@@ -237,7 +240,8 @@ def rewind_session(store: SessionStore, session_id: str, to: int | None, *, veri
     try:
         log = SessionLog.open(store, session_id)
         events = log.events
-        root = Path(str(events[0].payload.get("root", "")))
+        created = events[0].fact(SessionCreated)
+        root = Path(created.root if created is not None else "")
         if not root.is_dir():
             raise ConfigError(f"session {session_id}'s workspace {str(root)!r} is gone; nothing to restore into")
         plan = plan_rewind(events, root, resolve_turn(events, to, verified), scope)

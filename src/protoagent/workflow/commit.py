@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.errors import ConfigError
+from protoagent.events.catalog import SessionCreated
 from protoagent.events.log import SessionLog
+from protoagent.events.queries import tool_results
 from protoagent.events.session_lease import claim_session
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
@@ -49,10 +51,8 @@ def verifying_checks(events: Sequence[Event]) -> tuple[str, ...]:
     writes = file_writes(events)
     after = writes[-1].seq if writes else 0
     found: list[str] = []
-    for event in events:
-        data = event.payload.get("data") or {}
-        if event.seq <= after or event.type != "tool.ended" or event.payload.get("tool") != "run_check":
-            continue
+    for _, ended in tool_results(events, ("run_check",), after=after):
+        data = ended.data
         if data.get("phase") == "verify" and data.get("outcome") == "passed":
             tests = data.get("tests_run")
             label = f"{data.get('check_id')}" + (f" ({tests} tests passed)" if tests else " (passed)")
@@ -94,7 +94,8 @@ def _kind(change: FileChange) -> str:
 def plan_commit(events: Sequence[Event], session_id: str) -> CommitPlan:
     """What ``commit`` would do; ``ConfigError`` when a file changed outside the session or the
     workspace is not a git work tree."""
-    root = Path(str(events[0].payload.get("root", "")))
+    created = events[0].fact(SessionCreated)
+    root = Path(created.root if created is not None else "")
     if not root.is_dir():
         raise ConfigError(f"session {session_id}'s workspace {str(root)!r} is gone; nothing to commit")
     top = toplevel(root)

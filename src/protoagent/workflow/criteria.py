@@ -20,8 +20,10 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
+from protoagent.agents.profiles import LEADS
 from protoagent.checks.failures import short_name
 from protoagent.errors import ToolRejected
+from protoagent.events.queries import tool_results
 from protoagent.events.types import Event
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.phase_control import run_start
@@ -115,12 +117,9 @@ def _final_review(events: Sequence[Event]) -> tuple[frozenset[int], int]:
     """The criteria (1-based) the lead's latest review after the run's last change affirms."""
     start = run_start(events)
     last_write = max((w.seq for w in file_writes(events, after_seq=start)), default=start)
-    for event in reversed(events):
-        if event.seq <= last_write:
-            break
-        if event.type == "tool.ended" and event.payload["tool"] == REVIEW_TOOL and event.payload["status"] == "ok":
-            met = (event.payload.get("data") or {}).get("met") or ()
-            return frozenset(int(i) for i in met), event.seq
+    for event, ended in tool_results(reversed(events), (REVIEW_TOOL,), after=last_write, status="ok"):
+        met = ended.data.get("met") or ()
+        return frozenset(int(i) for i in met), event.seq
     return frozenset(), 0
 
 
@@ -133,7 +132,7 @@ class ReviewCriteria(Tool[ReviewArgs]):
     name = REVIEW_TOOL
     description = "After the last change: the criteria no check measures that the final diff meets."
     input_model = ReviewArgs
-    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect", "main"}))
+    metadata = ToolMetadata(effect="none", observation="exact", roles=LEADS)
 
     def prepare(self, args: ReviewArgs, ctx: ToolContext) -> Prepared:
         criteria = recorded_criteria(board_of(ctx).record)

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
+from protoagent.events.queries import tool_results
 from protoagent.events.types import Event
 from protoagent.repair.localize import localize
 from protoagent.tools.base import Profile
@@ -40,12 +42,9 @@ LOCALIZED_HEADER = (
 def failing_baseline_outputs(events: Sequence[Event], after_seq: int = 0) -> list[str]:
     """The output of every ``run_check`` baseline receipt after ``after_seq`` that failed."""
     outputs = []
-    for event in events:
-        if event.seq <= after_seq or event.type != "tool.ended" or event.payload.get("tool") != "run_check":
-            continue
-        data = event.payload.get("data") or {}
-        if data.get("phase") == "baseline" and data.get("outcome") == "failed":
-            outputs.append(str(event.payload.get("output", "")))
+    for _, ended in tool_results(events, ("run_check",), after=after_seq):
+        if ended.data.get("phase") == "baseline" and ended.data.get("outcome") == "failed":
+            outputs.append(ended.output)
     return outputs
 
 
@@ -71,7 +70,7 @@ def localized_spans(root: Path, outputs: Sequence[str], budget: SpanBudget) -> t
     return tuple(spans)
 
 
-def record_localized(log: SessionLog, spans: Sequence[SourceSpan], agent: str = "architect") -> None:
+def record_localized(log: SessionLog, spans: Sequence[SourceSpan], agent: str = ARCHITECT) -> None:
     """Record the spans shown to ``agent`` (they then count as read by it)."""
     if spans:
         log.append(LOCALIZED_EVENT, {"spans": [s.to_json() for s in spans]}, agent=agent)

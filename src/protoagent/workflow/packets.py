@@ -20,7 +20,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from protoagent.agents.profiles import ARCHITECT, LEADS
 from protoagent.errors import ToolRejected
+from protoagent.events.catalog import SourceLocalized, ToolEnded
 from protoagent.events.types import Event
 from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.task_tools import board_of
@@ -94,7 +96,7 @@ class SourceSpan:
 
 
 def read_spans(
-    events: Sequence[Event], root: Path, budget: SpanBudget, *, agent: str = "architect", assignment: str = ""
+    events: Sequence[Event], root: Path, budget: SpanBudget, *, agent: str = ARCHITECT, assignment: str = ""
 ) -> tuple[tuple[SourceSpan, ...], tuple[str, ...]]:
     """The spans ``agent`` read whose files are unchanged since and that ``assignment`` names
     (all of them when it is empty or names none), most recent first (localized spans in their
@@ -169,14 +171,14 @@ def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
 def _spans_of(event: Event, agent: str) -> list[SourceSpan]:
     """The source ``event`` showed ``agent``: an ok ``read_file`` result or the harness's
     localized source."""
-    payload = event.payload
     if event.agent != agent:
         return []
-    if event.type == LOCALIZED_EVENT:
-        return [s for s in map(_span_from, payload.get("spans") or ()) if s is not None]
-    if event.type != "tool.ended" or payload.get("tool") != "read_file" or payload.get("status") != "ok":
+    if (localized := event.fact(SourceLocalized)) is not None:
+        return [s for s in map(_span_from, localized.spans) if s is not None]
+    ended = event.fact(ToolEnded)
+    if ended is None or ended.tool != "read_file" or ended.status != "ok":
         return []
-    span = _span_from(payload.get("data") or {})
+    span = _span_from(ended.data)
     return [span] if span is not None else []
 
 
@@ -249,7 +251,7 @@ class WorkerPacket(Tool[PacketArgs]):
     name = "worker_packet"
     description = "Prepare bounded source context for a worker; executes nothing."
     input_model = PacketArgs
-    metadata = ToolMetadata(effect="read", roles=frozenset({"architect", "main"}))
+    metadata = ToolMetadata(effect="read", roles=LEADS)
 
     def prepare(self, args: PacketArgs, ctx: ToolContext) -> Prepared:
         if len(args.paths) > MAX_REFERENCES:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
+from protoagent.events.catalog import ToolEnded
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 
 
@@ -65,12 +67,10 @@ def new_evidence(events: Sequence[Event], agent: str, after_seq: int, seen: set[
     """How many of ``agent``'s successful tool results after ``after_seq`` show something not seen
     before in this turn (the same output again is no new evidence); ``seen`` takes them in."""
     fresh = 0
-    for event in events:
-        if event.seq <= after_seq or event.agent != agent or event.type != "tool.ended":
+    for _, ended in facts(events, ToolEnded, agent=agent, after=after_seq):
+        if ended.status != "ok":
             continue
-        if event.payload.get("status") != "ok":
-            continue
-        key = hashlib.sha256(f"{event.payload['tool']}\0{event.payload.get('output', '')}".encode()).hexdigest()
+        key = hashlib.sha256(f"{ended.tool}\0{ended.output}".encode()).hexdigest()
         if key not in seen:
             seen.add(key)
             fresh += 1

@@ -9,11 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from protoagent.events.catalog import ModelCompleted, RepairEnded
+from protoagent.events.queries import facts, last_fact, tool_results
 from protoagent.events.types import Event
 from protoagent.tools.base import Profile
+from protoagent.workflow.facts import WRITE_TOOLS as WRITE_TOOLS  # read by workflow.phase_control
+from protoagent.workflow.facts import writes
 from protoagent.workflow.task import ReportStatus, WorkerReport
 
-WRITE_TOOLS = frozenset({"edit_file", "create_file", "replace_file"})
 ADVICE_CHARS: dict[Profile, int] = {"standard": 4000, "small": 1200}
 """How much of an advising worker's own messages its lead is shown (the most recent kept)."""
 
@@ -33,20 +36,12 @@ class FileChange:
 
 def recorded_report(events: Sequence[Event], agent: str, after_seq: int = 0) -> WorkerReport | None:
     """The latest ``report_task`` that ``agent`` recorded after ``after_seq``, if any."""
-    for event in reversed(events):
-        if event.seq <= after_seq:
-            return None
-        if (
-            event.agent == agent
-            and event.type == "tool.ended"
-            and event.payload["tool"] == "report_task"
-            and event.payload["status"] == "ok"
-        ):
-            data = event.payload.get("data") or {}
-            status = cast(ReportStatus, str(data.get("status", "done")))
-            summary = str(data.get("summary", event.payload.get("output", "")))
-            missing = tuple(str(p) for p in data.get("missing_paths", ()))
-            return WorkerReport(agent, status, summary, missing)
+    for _, ended in tool_results(reversed(events), ("report_task",), agent=agent, after=after_seq, status="ok"):
+        data = ended.data
+        status = cast(ReportStatus, str(data.get("status", "done")))
+        summary = str(data.get("summary", ended.output))
+        missing = tuple(str(p) for p in data.get("missing_paths", ()))
+        return WorkerReport(agent, status, summary, missing)
     return None
 
 
@@ -64,11 +59,7 @@ def render_report(role: str, report: WorkerReport | None, last_text: str) -> str
 def worker_messages(events: Sequence[Event], agent: str, after_seq: int = 0) -> list[str]:
     """The text of every model reply ``agent`` gave after ``after_seq`` (also the text that came
     with a tool call, such as the cases a Tester wrote before its ``report_task``)."""
-    return [
-        str(e.payload["text"]).strip()
-        for e in events
-        if e.seq > after_seq and e.agent == agent and e.type == "model.completed" and str(e.payload["text"]).strip()
-    ]
+    return [m.text.strip() for _, m in facts(events, ModelCompleted, agent=agent, after=after_seq) if m.text.strip()]
 
 
 def render_advice(role: str, report: WorkerReport | None, messages: Sequence[str], limit: int) -> str:
@@ -87,12 +78,8 @@ def file_changes(events: Sequence[Event], agent: str | None, after_seq: int = 0)
     """Files ``agent`` (any agent when ``None``) wrote after ``after_seq``, in first-write order,
     with the last revision each write left and the lines its writes added and removed."""
     changes: dict[str, FileChange] = {}
-    for event in events:
-        if event.seq <= after_seq or (agent is not None and event.agent != agent) or event.type != "tool.ended":
-            continue
-        if event.payload["tool"] not in WRITE_TOOLS or event.payload["status"] != "ok":
-            continue
-        data = event.payload.get("data") or {}
+    for _, ended in writes(events, agent, after_seq):
+        data = ended.data
         path = str(data.get("path"))
         before = changes.get(path, FileChange(path, "", 0, 0))
         changes[path] = FileChange(
@@ -112,18 +99,18 @@ def render_changes(changes: Sequence[FileChange]) -> str:
 
 def guided_repair_notes(events: Sequence[Event]) -> list[str]:
     """The report's line on the latest guided repair: candidates tried and which one passed."""
-    ended = next((e for e in reversed(events) if e.type == "repair.ended"), None)
-    if ended is None:
+    found = last_fact(events, RepairEnded)
+    if found is None:
         return []
-    payload = ended.payload
-    tried, passed = int(payload.get("tried", 0)), payload.get("passed")
+    repair = found[1]
+    tried, passed = repair.tried, repair.passed
     line = f"guided repair: {tried} candidate edit(s) tried in a scratch copy"
-    if isinstance(passed, dict):
+    if passed is not None:
         new = str(passed.get("new", "")).strip()
         line += f"; candidate {tried} passed: {passed.get('path')} line {passed.get('line')} -> {new!r}"
-        for also in payload.get("also") or []:  # a two-line fix
+        for also in repair.also:  # a two-line fix
             line += f" and line {also.get('line')} -> {str(also.get('new', '')).strip()!r}"
-        if payload.get("status") != "applied":
-            line += f" ({payload.get('reason')})"
+        if repair.status != "applied":
+            line += f" ({repair.reason})"
         return [line]
-    return [f"{line}; none passed ({payload.get('reason')})"]
+    return [f"{line}; none passed ({repair.reason})"]

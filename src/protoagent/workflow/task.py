@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from protoagent.events.catalog import TaskUpdated
 from protoagent.events.log import SessionLog
+from protoagent.events.queries import last_fact
 from protoagent.events.rewound import visible_events
 from protoagent.events.types import Event
 
@@ -116,10 +118,8 @@ class TaskRecord:
 
 def current_task(events: Sequence[Event]) -> TaskRecord | None:
     """The latest TaskRecord recorded in the log (outside turns a conversation rewind hid)."""
-    for event in reversed(visible_events(events)):
-        if event.type == "task.updated":
-            return TaskRecord.from_json(event.payload["record"])
-    return None
+    found = last_fact(visible_events(events), TaskUpdated)
+    return TaskRecord.from_json(found[1].record) if found is not None else None
 
 
 def record_task(log: SessionLog, task: TaskRecord, reason: str, agent: str = "main") -> TaskRecord:
