@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from protoagent.agents.profiles import COMMAND_TOOLS, READ_TOOLS, WRITE_TOOLS
 from protoagent.errors import ConfigError
 from protoagent.models.types import ActionMode
 from protoagent.tools.base import Profile
-
-READ_TOOLS = ("read_file", "list_directory", "search_regex")
-WRITE_TOOLS = ("edit_file", "create_file", "replace_file")
-COMMAND_TOOLS = ("execute_command", "shell")
 
 CODING_PROMPT = (
     "You are ProtoAgent, a careful coding agent working in a real repository. "

@@ -1,17 +1,40 @@
-"""Code-owned first-party agent profiles: role descriptions, prompts and mode tool policy.
+"""The one role table: every built-in agent's name, description, prompt and tools.
 
-User files override identity and model settings and add tools, skills, MCP servers and
-prompt text; the capability lists here are never copied into a Markdown file.
+Code-owned first-party agent profiles. User files override identity and model settings and add
+tools, skills, MCP servers and prompt text; the capability lists here are never copied into a
+Markdown file. The workflow's roles (``workflow.roles``) are built from this table with the
+budgets of ``workflow.limits``; tool groups are read from the workspace tools' own metadata.
 """
 
 from __future__ import annotations
 
 from protoagent.agents.definition import AgentDefinition, AppMode
-from protoagent.agents.presets import COMMAND_TOOLS, READ_TOOLS, WRITE_TOOLS
+from protoagent.workspace.tools import WORKSPACE_TOOLS
 
+ARCHITECT = "architect"
+"""The Coding lead's role: every Coding surface runs under this agent name, whatever lead file."""
+CODER = "coder"
+TESTER = "tester"
+EXPLORER = "explorer"
+VERIFIER = "verifier"
+SCOUT = "scout"
+MCP = "mcp"
+ASSISTANT = "assistant"
+RESEARCHER = "researcher"
+WRITER = "writer"
+MAIN = "main"
+"""The agent of a session composed from a preset alone (no workflow lead)."""
+LEADS = frozenset({ARCHITECT, MAIN})
+"""Agent names that speak for a whole Coding run (the workflow's lead, a preset's only agent)."""
+
+READ_TOOLS = tuple(t.name for t in WORKSPACE_TOOLS if t.metadata.effect == "read")
+"""The workspace tools that only read (``read_file``, ``list_directory``, ``search_regex``)."""
+WRITE_TOOLS = tuple(t.name for t in WORKSPACE_TOOLS if t.metadata.effect == "write")
+"""The workspace tools that change files (``edit_file``, ``create_file``, ``replace_file``)."""
+COMMAND_TOOLS = ("execute_command", "shell")
 CODE_NAVIGATION = ("code_context",)
 """Structural navigation of exact symbols: offered to the Coding roles that read source."""
-DEFAULT_LEADS: dict[AppMode, str] = {"coding": "architect", "work": "assistant"}
+DEFAULT_LEADS: dict[AppMode, str] = {"coding": ARCHITECT, "work": ASSISTANT}
 """The deterministic default lead of each mode (members that name no lead serve it)."""
 
 ARCHITECT_PROMPT = (
@@ -56,27 +79,34 @@ ASSISTANT_PROMPT = (
 )
 RESEARCHER_PROMPT = "You are Researcher. Read the workspace files and sources you can reach and report findings."
 WRITER_PROMPT = "You are Writer. Draft and revise documents in the workspace with create_file and edit_file."
+CONVERSATION_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly and plainly; no tools are available."
+BATCHING = {
+    ARCHITECT: "Calls in one turn run in order (coder, then run_check).",
+    CODER: "Calls in one turn run in order and stop at a denial: e.g. edit_file then report_task.",
+}
+"""What native tool calling lets a role do in one turn (a small model's JSON action is one call)."""
 
 ARCHITECT_TIER = (
     "plan_task",
     *READ_TOOLS,
     *CODE_NAVIGATION,
-    "coder",
-    "tester",
-    "explorer",
+    CODER,
+    TESTER,
     "run_check",
     "execute_command",
     "review_criteria",
 )
 """The Coding workflow lead's tools; the run drops those its profile or team does not use.
-``task_status`` (the record is in every request already) and ``worker_packet`` (assignments carry
-the source they name) are not offered by default; an agent file's ``tools`` can add them."""
+``task_status`` (the record is in every request already), ``worker_packet`` (assignments carry
+the source they name) and ``explorer`` (the lead reads and searches source itself, as the spec's
+direct reads do, without another model's inference) are not offered by default; an agent file's
+``tools`` can add them."""
 WORK_TIER = (*READ_TOOLS, *WRITE_TOOLS, "shell", "preview")
 """Tools the Work tier offers by default (the session workspace is the only root)."""
 
 PROFILES: tuple[AgentDefinition, ...] = (
     AgentDefinition(
-        "architect",
+        ARCHITECT,
         "coding",
         "lead",
         "plans a coding task, delegates edits and verifies them",
@@ -84,7 +114,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=ARCHITECT_TIER,
     ),
     AgentDefinition(
-        "coder",
+        CODER,
         "coding",
         "member",
         "applies edits for one focused assignment now",
@@ -92,7 +122,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=("read_file", "edit_file", "create_file", "replace_file", "report_task"),
     ),
     AgentDefinition(
-        "tester",
+        TESTER,
         "coding",
         "member",
         "read-only: proposes regression cases and check ids",
@@ -100,7 +130,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=(*READ_TOOLS, *CODE_NAVIGATION, "report_task"),
     ),
     AgentDefinition(
-        "explorer",
+        EXPLORER,
         "coding",
         "member",
         "read-only source discovery: finds the files and lines that matter, with evidence",
@@ -108,17 +138,17 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=(*READ_TOOLS, *CODE_NAVIGATION),
     ),
     AgentDefinition(
-        "verifier",
+        VERIFIER,
         "coding",
         "member",
         "runs the selected checks without changing files",
         prompt=VERIFIER_PROMPT,
         tools=("task_status", *READ_TOOLS, "run_check"),
     ),
-    AgentDefinition("scout", "coding", "member", "searches the web and fetches pages", prompt=SCOUT_PROMPT),
-    AgentDefinition("mcp", "coding", "member", "uses the configured MCP servers' tools", prompt=MCP_PROMPT),
+    AgentDefinition(SCOUT, "coding", "member", "searches the web and fetches pages", prompt=SCOUT_PROMPT),
+    AgentDefinition(MCP, "coding", "member", "uses the configured MCP servers' tools", prompt=MCP_PROMPT),
     AgentDefinition(
-        "assistant",
+        ASSISTANT,
         "work",
         "lead",
         "researches, writes and produces artifacts in a session workspace",
@@ -126,7 +156,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=WORK_TIER,
     ),
     AgentDefinition(
-        "researcher",
+        RESEARCHER,
         "work",
         "member",
         "reads workspace files and reports findings",
@@ -134,7 +164,7 @@ PROFILES: tuple[AgentDefinition, ...] = (
         tools=READ_TOOLS,
     ),
     AgentDefinition(
-        "writer",
+        WRITER,
         "work",
         "member",
         "drafts and revises documents in the workspace",
@@ -144,12 +174,12 @@ PROFILES: tuple[AgentDefinition, ...] = (
 )
 """Every built-in agent. Coder, Tester and Explorer run through the workflow's own worker tools."""
 
-SPECIALISED_MEMBERS = frozenset({"coder", "tester", "explorer"})
+SPECIALISED_MEMBERS = frozenset({CODER, TESTER, EXPLORER})
 """Built-in members whose delegate tool (``coder``/``tester``/``explorer``) is the workflow's own."""
-INTERNAL_MEMBERS = frozenset({"verifier", "scout", "mcp"})
+INTERNAL_MEMBERS = frozenset({VERIFIER, SCOUT, MCP})
 """Built-in Coding profiles the workflow runs itself (verification surface, tool sets). Explorer is a
-member the Architect delegates source discovery to with ``explorer(task)`` (and the question
-surface's role)."""
+member a lead whose agent file adds ``explorer`` delegates source discovery to with
+``explorer(task)`` (and the question surface's role)."""
 
 MEMBER_DEFAULT_TOOLS: tuple[str, ...] = READ_TOOLS
 """A user member that is not a built-in and names no tools can read."""

@@ -120,7 +120,8 @@ class AgentSession:
     def offered_tools(self, names: Sequence[str], agent: str) -> tuple[str, ...]:
         """The role's tools, tools activated by the skills ``agent`` loaded, ``recall`` for a role with
         tools when projection is mounted (its receipts point to it), plus ``process`` once a ``shell``
-        call left a process running."""
+        call left a process running. A tool whose metadata names roles is offered only to those
+        agents; the pipeline runs only offered tools, so it is never executed for another."""
         registry = self.spec.services.get("processes")
         granted: Mapping[str, Iterable[str]] = self.spec.services.get("skill_tools") or {}
         # Dependencies of a skill join only the offer of the agent that loaded it (bounded by its
@@ -131,8 +132,12 @@ class AgentSession:
             names = (*names, "recall")  # projection declares it to the model only once a receipt needs it
         if "shell" in names and "process" in self.registry and isinstance(registry, ProcessRegistry):
             if process_tool_available(registry) and "process" not in names:
-                return (*names, "process")
-        return tuple(names)
+                names = (*names, "process")
+        return tuple(n for n in names if self._permits(n, agent))
+
+    def _permits(self, name: str, agent: str) -> bool:
+        tool = self.registry.get(name)
+        return tool is None or not tool.metadata.roles or agent in tool.metadata.roles
 
     @property
     def root(self) -> Path:

@@ -22,8 +22,7 @@ from typing import Any, Literal
 from filelock import FileLock
 
 from protoagent.agents.definition import AgentDefinition
-from protoagent.agents.presets import READ_TOOLS
-from protoagent.agents.profiles import base_of
+from protoagent.agents.profiles import READ_TOOLS, base_of
 from protoagent.errors import ConfigError
 from protoagent.events.types import Event
 

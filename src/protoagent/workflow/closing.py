@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.errors import YieldControl
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import BeforeModelHook
@@ -65,7 +66,7 @@ def closing_hook(record: Callable[[], TaskRecord]) -> BeforeModelHook:
     except the one closing request of an opened ``review`` phase."""
 
     def close_when_verified(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
-        if request.agent_role != "architect" or _review_pending(events):
+        if request.agent_role != ARCHITECT or _review_pending(events):
             return request
         if passing_verification(events, record()) is not None:
             raise YieldControl(Verified())
@@ -77,7 +78,7 @@ def closing_hook(record: Callable[[], TaskRecord]) -> BeforeModelHook:
 def _review_pending(events: Sequence[Event]) -> bool:
     """A ``review`` phase opened after the lead's last request: its closing request is still to go."""
     for event in reversed(events):
-        if event.type == "model.requested" and event.agent == "architect":
+        if event.type == "model.requested" and event.agent == ARCHITECT:
             return False
         if event.type == "workflow.phase" and event.payload.get("phase") == REVIEW_PHASE:
             return True
@@ -166,10 +167,10 @@ def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:
 def unread_advice(events: Sequence[Event], after_seq: int) -> dict[str, str]:
     """Advice results (Tester, team members) the Architect received after its last model reply:
     no request followed them, so only the run's report can carry them. Bounded per worker."""
-    last_reply = max((e.seq for e in events if e.type == "model.completed" and e.agent == "architect"), default=0)
+    last_reply = max((e.seq for e in events if e.type == "model.completed" and e.agent == ARCHITECT), default=0)
     found: dict[str, str] = {}
     for e in events:
-        if e.seq <= max(after_seq, last_reply) or e.type != "tool.ended" or e.agent != "architect":
+        if e.seq <= max(after_seq, last_reply) or e.type != "tool.ended" or e.agent != ARCHITECT:
             continue
         role = (e.payload.get("data") or {}).get("advice")
         if isinstance(role, str) and e.payload.get("status") == "ok":
@@ -204,5 +205,5 @@ def _after_verification(events: Sequence[Event], verified_seq: int) -> list[str]
     return [
         f"{e.payload['tool']} ({e.payload['status']})"
         for e in events
-        if verified_seq and e.seq > verified_seq and e.type == "tool.ended" and e.agent == "architect"
+        if verified_seq and e.seq > verified_seq and e.type == "tool.ended" and e.agent == ARCHITECT
     ]

@@ -7,6 +7,7 @@ hands back what it found. What it says is a pointer to source, never evidence of
 
 from __future__ import annotations
 
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.errors import ToolRejected
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.workers import AssignmentArgs, runner_of
@@ -18,7 +19,7 @@ class ExplorerTool(Tool[AssignmentArgs]):
     name = EXPLORER
     description = "Read-only Explorer finds the relevant paths and lines."
     input_model = AssignmentArgs
-    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
+    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({ARCHITECT}))
 
     def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
         if EXPLORER not in runner_of(ctx).members:

@@ -9,6 +9,7 @@ from typing import Literal
 
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.agents.session import AgentSession
 from protoagent.checks.receipts import receipt_excerpt, shown_tests, split_receipt
 from protoagent.events.types import Event
@@ -93,7 +94,7 @@ class WorkflowGraph:
         self.budget = budget
         self.state = GraphState(deferred=contract.defer_verification)
         self._ids = itertools.count(1)
-        self.architect = AgentLoop(session, agent="architect", role=role, budget=budget)
+        self.architect = AgentLoop(session, agent=ARCHITECT, role=role, budget=budget)
         self.progress = ProgressMonitor()
         session.pipeline.post_execute.append(self._record_check_side_effects)
 

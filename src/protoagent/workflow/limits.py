@@ -30,10 +30,25 @@ class RunLimits:
     seconds: float | None = None
     """Seconds from the run's start (model load included) after which it starts no model call
     (``None``: no time limit); the run then ends with its report."""
+    tester_steps: int = 6
+    """Steps of one Tester assignment."""
+    question_steps: int = 8
+    """Steps of a question surface's read-only turn."""
+    verifier_steps: int = 8
+    """Steps of a verification surface's turn."""
+    conversation_steps: int = 1
+    """Steps of a conversation turn (one answer, no tools)."""
+    work_lead_steps: int = 30
+    """Steps of one Work lead turn."""
 
 
 STANDARD_LIMITS = RunLimits(model_calls=DEFAULT_MODEL_CALLS, lead_steps=16, coder_window_calls=9, coder_windows=3)
 SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2, seconds=100.0)
+
+
+def profile_limits(profile: Profile) -> RunLimits:
+    """The profile's own budgets, before a caller's or the environment's overrides."""
+    return SMALL_LIMITS if profile == "small" else STANDARD_LIMITS
 
 
 def limits_for(
@@ -42,7 +57,7 @@ def limits_for(
     """The profile's budgets; a caller's ``max_model_calls``, ``PROTOAGENT_CODER_MAX_WINDOWS``
     (clamped to 1–3) and ``PROTOAGENT_RUN_SECONDS`` (0 for no time limit) override the
     profile's; a value that is not a number is ignored."""
-    limits = SMALL_LIMITS if profile == "small" else STANDARD_LIMITS
+    limits = profile_limits(profile)
     if max_model_calls is not None:
         limits = replace(limits, model_calls=max_model_calls)
     raw = (environ if environ is not None else os.environ).get(WINDOWS_ENV)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.events.types import Event
 from protoagent.models.types import ModelRequest
 from protoagent.workflow.criteria import REVIEW_TOOL
@@ -31,7 +32,7 @@ def review_opened(events: Sequence[Event]) -> bool:
 
 def declare_for_phase(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
     """A before-model hook: the Architect is declared ``review_criteria`` once its review opened."""
-    if request.agent_role != "architect" or review_opened(events):
+    if request.agent_role != ARCHITECT or review_opened(events):
         return request
     if not any(t.name == REVIEW_TOOL for t in request.tools):
         return request

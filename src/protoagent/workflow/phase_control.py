@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.log import SessionLog
 from protoagent.events.types import Event
@@ -75,7 +76,7 @@ def first_denial(events: Sequence[Event], after_seq: int = 0) -> Denial | None:
 
 def _answered_since(events: Sequence[Event], seq: int) -> bool:
     """The Architect already had a model reply after ``seq`` (its one answer after a denial)."""
-    return any(e.seq > seq and e.type == "model.completed" and e.agent == "architect" for e in events)
+    return any(e.seq > seq and e.type == "model.completed" and e.agent == ARCHITECT for e in events)
 
 
 def _is_write(event: Event) -> bool:
@@ -139,10 +140,10 @@ class PhaseControl:
         failing final check."""
         denial = first_denial(events, run_start(events))
         if denial is not None:
-            if request.agent_role != "architect" or _answered_since(events, denial.seq):
+            if request.agent_role != ARCHITECT or _answered_since(events, denial.seq):
                 raise YieldControl(denial.signal())
             return replace(request, tools=(), system=f"{request.system}\n\n{denial.answer_note()}")
-        if request.agent_role == "architect" and failing_final_check(events) is not None:
+        if request.agent_role == ARCHITECT and failing_final_check(events) is not None:
             raise YieldControl(FinalCheckFailed())
         return request
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from protoagent.agents.profiles import ARCHITECT, CODER, TESTER
 from protoagent.errors import YieldControl
 from protoagent.events.types import Event
 from protoagent.models.types import ModelRequest
@@ -17,7 +18,7 @@ from protoagent.workflow.workers import file_writes
 
 MAX_IDLE_ASSIGNMENTS = 3
 """Coder assignments in a row that made no edit, however worded, before the phase ends."""
-WATCHED_ROLES = frozenset({"architect", "coder", "tester"})
+WATCHED_ROLES = frozenset({ARCHITECT, CODER, TESTER})
 
 
 @dataclass(frozen=True, slots=True)

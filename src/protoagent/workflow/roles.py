@@ -1,36 +1,38 @@
 """Roles are data: a prompt, the exact tools, limits and the profile they run with.
 
-Prompts and descriptions are the code-owned agent profiles (``agents.profiles``); a user's agent
-file adds to them through ``compile_agent_config``.
+Every role is built from the one role table (``agents.profiles``: prompts, descriptions, tools)
+and the run's budgets (``workflow.limits``); this module holds no role data of its own. A user's
+agent file adds to a role through ``compile_agent_config``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from protoagent.agents.presets import READ_TOOLS, Preset
-from protoagent.agents.profiles import CODE_NAVIGATION, PROFILES
+from protoagent.agents.presets import Preset
+from protoagent.agents.profiles import (
+    ARCHITECT,
+    BATCHING,
+    CODER,
+    CONVERSATION_PROMPT,
+    EXPLORER,
+    PROFILES,
+    TESTER,
+    VERIFIER,
+)
 from protoagent.models.types import ActionMode
 from protoagent.tools.base import Profile
 from protoagent.workflow.contract import Surface
-from protoagent.workflow.limits import STANDARD_LIMITS, limits_for
+from protoagent.workflow.limits import profile_limits
 
 BUILTIN = {p.name: p for p in PROFILES if p.mode == "coding"}
-WINDOW_MODEL_CALLS = STANDARD_LIMITS.coder_window_calls
-"""Coder stops before the tenth provider call of a standard-profile inference window."""
-
-CONVERSATION_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly and plainly; no tools are available."
-ARCHITECT_TOOLS = BUILTIN["architect"].tools
-CODER_TOOLS = BUILTIN["coder"].tools
-TESTER_TOOLS = BUILTIN["tester"].tools
-BATCHING = {
-    "architect": "Calls in one turn run in order (coder, then run_check).",
-    "coder": "Calls in one turn run in order and stop at a denial: e.g. edit_file then report_task.",
-}
-"""What native tool calling lets a role do in one turn (a small model's JSON action is one call)."""
+ARCHITECT_TOOLS = BUILTIN[ARCHITECT].tools
+CODER_TOOLS = BUILTIN[CODER].tools
+TESTER_TOOLS = BUILTIN[TESTER].tools
 REVIEW_NOTE = "If a criterion no check measures remains, one closing review request follows that verify."
 """How a run with ``review_criteria`` ends (``workflow.closing``): told only to a lead that has it."""
+
+__all__ = ["BATCHING", "CONVERSATION_PROMPT", "REVIEW_NOTE", "architect", "coder", "for_surface", "tester"]
 
 
 def with_review(prompt: str, tools: Sequence[str]) -> str:
@@ -48,44 +50,43 @@ def with_batching(name: str, prompt: str, profile: Profile, mode: ActionMode) ->
     return f"{prompt.rstrip()} {hint}"
 
 
+def _preset(name: str, prompt: str, tools: tuple[str, ...], steps: int, profile: Profile, mode: ActionMode) -> Preset:
+    return Preset(name, prompt, tools, max_steps=steps, profile=profile, action_mode=mode)
+
+
 def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
-    tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != "tester")
+    tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != TESTER)
     if profile == "small":
         # A small model's review of a diff is no evidence worth a tool schema in an 8k window.
         tools = tuple(t for t in tools if t != "review_criteria")
-    prompt = with_review(with_batching("architect", BUILTIN["architect"].prompt, profile, mode), tools)
-    return Preset("architect", prompt, tools, max_steps=16, profile=profile, action_mode=mode)
+    prompt = with_review(with_batching(ARCHITECT, BUILTIN[ARCHITECT].prompt, profile, mode), tools)
+    return _preset(ARCHITECT, prompt, tools, profile_limits(profile).lead_steps, profile, mode)
 
 
 def coder(profile: Profile, mode: ActionMode) -> Preset:
     """Coder's ``max_steps`` is one work window: the profile's ``coder_window_calls``."""
-    steps = limits_for(profile).coder_window_calls
-    prompt = with_batching("coder", BUILTIN["coder"].prompt, profile, mode)
-    return Preset("coder", prompt, CODER_TOOLS, max_steps=steps, profile=profile, action_mode=mode)
+    prompt = with_batching(CODER, BUILTIN[CODER].prompt, profile, mode)
+    return _preset(CODER, prompt, CODER_TOOLS, profile_limits(profile).coder_window_calls, profile, mode)
 
 
 def tester(profile: Profile, mode: ActionMode) -> Preset:
-    return Preset("tester", BUILTIN["tester"].prompt, TESTER_TOOLS, max_steps=6, profile=profile, action_mode=mode)
+    return _preset(TESTER, BUILTIN[TESTER].prompt, TESTER_TOOLS, profile_limits(profile).tester_steps, profile, mode)
 
 
 def question(profile: Profile, mode: ActionMode) -> Preset:
-    tools = (*READ_TOOLS, *CODE_NAVIGATION)
-    return Preset("question", BUILTIN["explorer"].prompt, tools, max_steps=8, profile=profile, action_mode=mode)
+    """The question surface: Explorer's read-only prompt and tools under the lead."""
+    explorer = BUILTIN[EXPLORER]
+    return _preset("question", explorer.prompt, explorer.tools, profile_limits(profile).question_steps, profile, mode)
 
 
 def conversation(profile: Profile, mode: ActionMode) -> Preset:
-    return Preset("conversation", CONVERSATION_PROMPT, (), max_steps=1, profile=profile, action_mode=mode)
+    steps = profile_limits(profile).conversation_steps
+    return _preset("conversation", CONVERSATION_PROMPT, (), steps, profile, mode)
 
 
 def verifier(profile: Profile, mode: ActionMode) -> Preset:
-    return Preset(
-        "verifier",
-        BUILTIN["verifier"].prompt,
-        BUILTIN["verifier"].tools,
-        max_steps=8,
-        profile=profile,
-        action_mode=mode,
-    )
+    verifier = BUILTIN[VERIFIER]
+    return _preset(VERIFIER, verifier.prompt, verifier.tools, profile_limits(profile).verifier_steps, profile, mode)
 
 
 def for_surface(surface: Surface, profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
@@ -99,7 +100,3 @@ def for_surface(surface: Surface, profile: Profile, mode: ActionMode, tester_ena
             return verifier(profile, mode)
         case _:
             return architect(profile, mode, tester_enabled)
-
-
-def with_steps(preset: Preset, steps: int) -> Preset:
-    return replace(preset, max_steps=steps)

@@ -12,7 +12,7 @@ from protoagent.agents.definition import AppMode
 from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget
 from protoagent.agents.modes import check_resume
 from protoagent.agents.presets import Preset
-from protoagent.agents.profiles import DEFAULT_LEADS
+from protoagent.agents.profiles import ARCHITECT, DEFAULT_LEADS
 from protoagent.agents.session import AgentSession, SessionSpec, builtin_tools
 from protoagent.agents.trust import DIAGNOSTICS_EVENT as AGENTS_DIAGNOSTICS
 from protoagent.checks.interpreter import select_interpreter
@@ -200,7 +200,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
                 log,
                 skills,
                 objective,
-                agent=role.name if team.mode == "work" else "architect",
+                agent=role.name if team.mode == "work" else ARCHITECT,
                 tools=session.registry.tools(),
                 role_tools=role.tools,
                 resolver=provider if resolver else None,
@@ -305,16 +305,16 @@ async def _drive(
         graph = WorkflowGraph(session, board, contract, runner, budget, role)
         state = await graph.run_editing(objective)
         failed, deferred, stuck = state.model_failed, state.deferred, state.stuck
-        ended = log.last("turn.ended", agent="architect")
+        ended = log.last("turn.ended", agent=ARCHITECT)
         last_reason = str(ended.payload.get("reason", "")) if ended is not None else ""
-        summary = state.summary or _final_text(log.events, "architect") or state.stop_reason or last_reason
+        summary = state.summary or _final_text(log.events, ARCHITECT) or state.stop_reason or last_reason
     elif contract.surface == "verification":
         # The Verifier is model-free: the selected checks run as captured, and the receipts speak.
         await WorkflowGraph(session, board, contract, runner, budget, role).run_verification()
         ran = check_results(_evidence_events(log.events, contract))
         summary = "; ".join(f"{r.id}: {r.outcome}" for r in ran) or "no checks to run"
     else:
-        agent = role.name if session.spec.mode == "work" else "architect"
+        agent = role.name if session.spec.mode == "work" else ARCHITECT
         if contract.surface == "question":
             asked = await answer_question(session, role, budget, objective, agent)
             outcome, unanswered = asked.outcome, asked.unanswered

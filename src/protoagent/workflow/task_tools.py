@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from protoagent.agents.profiles import LEADS
 from protoagent.errors import ToolRejected
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.board import PLAN_CORRECTIONS_PER_INFERENCE, TaskBoard
@@ -51,7 +52,7 @@ class PlanTask(Tool[PlanArgs]):
     name = "plan_task"
     description = "Before any change: files it may write, criteria, check ids."
     input_model = PlanArgs
-    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect", "main"}))
+    metadata = ToolMetadata(effect="none", observation="exact", roles=LEADS)
 
     def prepare(self, args: PlanArgs, ctx: ToolContext) -> Prepared:
         board = board_of(ctx)

@@ -15,7 +15,7 @@ from protoagent.agents.compile import EffectiveAgent, compile_agent_config, sele
 from protoagent.agents.definition import AppMode
 from protoagent.agents.modes import SessionFacts, check_resume, new_workspace, session_facts
 from protoagent.agents.presets import Preset
-from protoagent.agents.profiles import ARCHITECT_TIER, SPECIALISED_MEMBERS
+from protoagent.agents.profiles import ARCHITECT, ARCHITECT_TIER, SPECIALISED_MEMBERS
 from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.hooks.compact_protocol import WorkerCard
@@ -25,10 +25,9 @@ from protoagent.skills.tool import SkillTool
 from protoagent.tools.base import AnyTool, Profile
 from protoagent.workflow.contract import Surface
 from protoagent.workflow.delegation import delegate_tools, worker_cards
+from protoagent.workflow.limits import profile_limits
 from protoagent.workflow.roles import for_surface, with_batching, with_review
 
-WORK_LEAD_STEPS = 30
-"""Model calls a Work lead may make in one turn."""
 NARROWING_SURFACES = ("question", "conversation")
 """Roles of the surfaces that narrow a Coding lead: their tools are the most it may have there."""
 
@@ -41,8 +40,13 @@ class RunTeam:
     members: tuple[EffectiveAgent, ...]
     resumed: SessionFacts | None = None
 
+    @property
+    def lead_agent(self) -> str:
+        """The agent name the lead runs as: a Work lead's own name; every Coding lead is the Architect."""
+        return self.lead.name if self.mode == "work" else ARCHITECT
+
     def delegate_tools(self) -> list[AnyTool]:
-        return delegate_tools(self.members, self.lead.name)
+        return delegate_tools(self.members, self.lead_agent)
 
     def cards(self) -> tuple[WorkerCard, ...]:
         return worker_cards(self.members)
@@ -110,11 +114,11 @@ def lead_role(team: RunTeam, role: Preset) -> Preset:
             team.lead.name,
             team.lead.prompt,
             tuple(dict.fromkeys((*team.lead.tools, *delegates))),
-            max_steps=WORK_LEAD_STEPS,
+            max_steps=profile_limits(role.profile).work_lead_steps,
             profile=role.profile,
             action_mode=role.action_mode,
         )
-    if role.name != "architect":
+    if role.name != ARCHITECT:
         return role
     opted_out = set(ARCHITECT_TIER) - set(team.lead.tools)
     kept = tuple(t for t in role.tools if t not in opted_out and (t not in SPECIALISED_MEMBERS or team.has_member(t)))

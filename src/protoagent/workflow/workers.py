@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from protoagent.agents.compile import EffectiveAgent
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
+from protoagent.agents.profiles import ARCHITECT
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.types import Event
@@ -118,7 +119,7 @@ class WorkerRunner:
     def yield_hook(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
         """Before-model hook: the Architect yields after an exhausted progressing assignment; a
         worker that recorded its report gets no further request (its turn is over)."""
-        if request.agent_role == "architect" and self.pending_yield is not None:
+        if request.agent_role == ARCHITECT and self.pending_yield is not None:
             signal, self.pending_yield = self.pending_yield, None
             raise YieldControl(signal)
         start = self.assignments.get(request.agent_role)
@@ -285,7 +286,7 @@ class CoderTool(Tool[AssignmentArgs]):
     name = "coder"
     description = "Coder applies one focused edit assignment now."
     input_model = AssignmentArgs
-    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({"architect"}))
+    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({ARCHITECT}))
 
     def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
         runner_of(ctx)
@@ -316,7 +317,7 @@ class TesterTool(Tool[AssignmentArgs]):
     name = "tester"
     description = "Read-only Tester proposes regression cases and check ids."
     input_model = AssignmentArgs
-    metadata = ToolMetadata(effect="none", roles=frozenset({"architect"}))
+    metadata = ToolMetadata(effect="none", roles=frozenset({ARCHITECT}))
 
     def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
         runner_of(ctx)

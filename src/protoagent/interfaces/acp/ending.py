@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from protoagent.agents.profiles import LEADS
+
 if TYPE_CHECKING:
     from protoagent.events.types import Event
     from protoagent.workflow.run import RunReport
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-
-LEADS = frozenset({"architect", "main"})
 
 
 @dataclass(slots=True)

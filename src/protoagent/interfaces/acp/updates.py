@@ -33,6 +33,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from protoagent.agents.profiles import LEADS
 from protoagent.events.types import Event
 
 Update = (
@@ -45,7 +46,7 @@ Update = (
     | AvailableCommandsUpdate
 )
 
-MAIN_AGENTS = frozenset({"architect", "main"})
+MAIN_AGENTS = LEADS
 """Agents whose words are the reply; workers' words are shown as thoughts."""
 OUTPUT_LIMIT = 4000
 IMAGES = ("preimage", "afterimage")

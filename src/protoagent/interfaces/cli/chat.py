@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from protoagent.agents.profiles import LEADS
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.interfaces.cli.render import TerminalRenderer, answer_from_reply, render_report, visible
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest, Policy
@@ -234,7 +235,7 @@ class Chat:
             return
         renderer = TerminalRenderer(self.console)
         for event in events:
-            if event.type == "user.message" and event.agent in ("architect", "main"):
+            if event.type == "user.message" and event.agent in LEADS:
                 self.console.print(f"{PROMPT}{event.payload['text']}", markup=False, highlight=False)
             renderer(event)
         created = events[0].payload
