@@ -100,6 +100,9 @@ class ForkServer:
         except TimeoutError:
             self.close()
             return ForkRun(None, _read(output), True)
+        except (ForkFailed, OSError) as failed:
+            self.close()
+            raise ForkFailed(f"the fork server failed: {failed}") from None
         except asyncio.CancelledError:
             self.close()
             raise

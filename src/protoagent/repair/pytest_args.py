@@ -6,13 +6,15 @@ test ids (options, ``-k`` and ``-m`` included, stay as they are), so a candidate
 the tests it must fix; the whole check runs only for a candidate that passes them. Positional
 arguments are recognised conservatively: a token is a test path only when it does not follow an
 option that takes a value and names something that exists under the check's cwd. A run that
-selects no test (pytest's usage error or "no tests collected" status) tells the caller that the
-ids did not resolve, and it runs the whole check instead.
+selects no test (pytest's usage error or "no tests collected" status, without a collection error
+the candidate caused) tells the caller that the ids did not resolve, and it runs the whole check
+instead.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from protoagent.checks.failures import failed_tests
 
 NOT_SELECTED_EXITS = frozenset({4, 5})
 """pytest's exit statuses for "a test id was not found" (usage error) and "no tests collected"."""
+_COLLECTION_ERRORS = re.compile(r"ERROR collecting |\d+ errors? during collection")
 VALUE_OPTIONS = frozenset(
     {
         "-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n",
@@ -68,6 +71,12 @@ def narrowed(argv: Sequence[str], cwd: Path, ids: Sequence[str]) -> tuple[str, .
     if paths and not all(any(_beneath((cwd / i.split("::", 1)[0]).resolve(), p) for p in paths) for i in ids):
         return None
     return (*head, *kept, *ids)
+
+
+def not_selected(exit_code: int | None, output: str) -> bool:
+    """Whether a narrowed run selected no test because its ids did not resolve (not because the
+    candidate broke the import of a test module: that is a failing run like any other)."""
+    return exit_code in NOT_SELECTED_EXITS and _COLLECTION_ERRORS.search(output) is None
 
 
 def _beneath(path: Path, scope: Path) -> bool:

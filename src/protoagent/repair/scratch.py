@@ -30,7 +30,7 @@ from protoagent.errors import RunError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, SandboxProfile, prepare_command
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.repair.fork_checks import ForkFailed, ForkServer
-from protoagent.repair.pytest_args import NOT_SELECTED_EXITS, failing_ids, narrowed, runs_pytest_module
+from protoagent.repair.pytest_args import failing_ids, narrowed, not_selected, runs_pytest_module
 
 LEFT_OUT = frozenset({".git", ".protoagent", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 LINKED = frozenset({".venv", "venv", "env", ".tox", ".nox", "node_modules", "target"})
@@ -50,6 +50,7 @@ class ScratchRun:
     """Only the baseline's failing tests ran (they failed, so the whole check was not run)."""
     forked: bool = False
     """The run was a child of the check's fork server."""
+    tests_run: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +94,10 @@ class ScratchWorkspace:
         self.sandbox = sandbox
         self.processes = processes
         self.options = options or ScratchOptions()
-        self._servers: dict[str, ForkServer | None] = {}
-        """Check id -> its fork server (``None``: the check runs as its own command)."""
+        self._servers: dict[str, ForkServer] = {}
+        """Check id -> its fork server (a new one replaces one stopped after a timeout)."""
+        self._unforked: set[str] = set()
+        """Checks that run as commands of their own (not ``python -m pytest``, or the server failed)."""
         self._unnarrowed: set[str] = set()
         """Checks whose baseline ids selected no test: they always run whole."""
 
@@ -108,8 +111,7 @@ class ScratchWorkspace:
 
     def close(self) -> None:
         for server in self._servers.values():
-            if server is not None:
-                server.close()
+            server.close()
         self._servers.clear()
         shutil.rmtree(self._base, ignore_errors=True)
 
@@ -136,33 +138,36 @@ class ScratchWorkspace:
         argv = narrowed(check.argv, command.cwd, ids) if check.id not in self._unnarrowed else None
         if argv is not None:
             first = await self._run(check, argv, site, request)
-            if first.exit_code in NOT_SELECTED_EXITS:
-                self._unnarrowed.add(check.id)  # the ids did not resolve: never narrow this check again
-            elif not self._verdict(check, first, command.cwd).passed:
+            unselected = not_selected(first.exit_code, first.output)
+            if not unselected and not self._verdict(check, first, command.cwd).passed:
                 return self._verdict(check, first, command.cwd, narrowed=True)
-        return self._verdict(check, await self._run(check, check.argv, site, request), command.cwd)
+        whole = self._verdict(check, await self._run(check, check.argv, site, request), command.cwd)
+        if argv is not None and unselected and whole.tests_run:
+            self._unnarrowed.add(check.id)  # the whole check collects, the ids selected nothing: stale ids
+        return whole
 
     async def _run(self, check: CheckSpec, argv: tuple[str, ...], site: CommandSite, request: CommandRequest) -> _Ended:
         server = await self._server(check, site, request)
         if server is not None:
             try:
                 ran = await server.run(argv[3:], request.timeout_s)
-                if ran.timed_out or server.alive:
-                    return _Ended(ran.exit_code, ran.output, ran.timed_out, forked=True)
+                return _Ended(ran.exit_code, ran.output, ran.timed_out, forked=True)
             except ForkFailed:
-                pass
-            self._servers[check.id] = None  # it died or timed out: later runs are commands of their own
+                self._unforked.add(check.id)  # it died under a candidate: later runs are commands of their own
         return await self._spawn(CommandRequest(argv, check.cwd, check.env, request.timeout_s, OUTPUT_LIMIT), site)
 
     async def _server(self, check: CheckSpec, site: CommandSite, request: CommandRequest) -> ForkServer | None:
-        if check.id not in self._servers:
-            server = None
-            if self.options.fork and runs_pytest_module(check.argv):
-                try:
-                    server = await ForkServer.start(check.argv, request, site, self.processes, self._base)
-                except ForkFailed:
-                    server = None
-            self._servers[check.id] = server
+        """The check's running fork server, started on first use (again after a timeout stopped it)."""
+        if check.id in self._unforked or not self.options.fork or not runs_pytest_module(check.argv):
+            return None
+        server = self._servers.get(check.id)
+        if server is not None and server.alive:
+            return server
+        try:
+            self._servers[check.id] = await ForkServer.start(check.argv, request, site, self.processes, self._base)
+        except ForkFailed:
+            self._unforked.add(check.id)
+            return None
         return self._servers[check.id]
 
     async def _spawn(self, request: CommandRequest, site: CommandSite) -> _Ended:
@@ -195,7 +200,7 @@ class ScratchWorkspace:
             pytest=_runs_pytest(check.argv),
         )
         passed = verdict.outcome == "passed" and bool(verdict.tests_run)
-        return ScratchRun(check.id, passed, verdict.outcome, ended.output, narrowed, ended.forked)
+        return ScratchRun(check.id, passed, verdict.outcome, ended.output, narrowed, ended.forked, verdict.tests_run)
 
 
 def _runs_pytest(argv: tuple[str, ...]) -> bool:
