@@ -20,8 +20,10 @@ from typing import Any, Literal
 from protoagent.context.digest import DigestTurn, clip, digest
 from protoagent.context.tokens import TokenCounter, message_tokens
 from protoagent.errors import ProviderError
+from protoagent.events.catalog import ContextCompacted, UserMessage
 from protoagent.events.log import SessionLog
 from protoagent.events.messages import COMPACTED_EVENT, derive_with_origins, turn_span
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ModelTurn
@@ -79,7 +81,7 @@ def summary_budget(window: int | None) -> int:
 
 def _groups(events: Sequence[Event], agent: str) -> list[list[tuple[int, Message]]]:
     """The agent's derived messages, grouped into turns: each ``user.message`` starts one."""
-    starts = [e.seq for e in events if e.agent == agent and e.type == "user.message"]
+    starts = [e.seq for e, _ in facts(events, UserMessage, agent=agent)]
     groups: list[list[tuple[int, Message]]] = [[]]
     index = 0
     for origin, message in derive_with_origins(events, agent):
@@ -117,7 +119,7 @@ def plan_compaction(
     first = replaced[0][0]
     following = [g[0][0] for g in groups[len(chosen) :]]
     last = following[0] - 1 if following else max(e.seq for e in events)
-    users = {e.seq: e.turn for e in events if e.agent == agent and e.type == "user.message"}
+    users = {e.seq: e.turn for e, _ in facts(events, UserMessage, agent=agent)}
     turns = tuple(DigestTurn(users.get(g[0][0]), tuple(m for _, m in g)) for g in chosen)
     numbers = sorted({t for seq, t in users.items() if first <= seq <= last and t is not None})
     tokens = sum(message_tokens(m, counter) for _, m in replaced)
@@ -125,7 +127,7 @@ def plan_compaction(
 
 
 def _is_summary(events: Sequence[Event], origin: int, agent: str) -> bool:
-    return any(e.type == COMPACTED_EVENT and e.agent == agent and e.payload["first_seq"] == origin for e in events)
+    return any(c.first_seq == origin for _, c in facts(events, ContextCompacted, agent=agent))
 
 
 class Compactor:

@@ -36,6 +36,8 @@ from protoagent.context.receipts import HEAD_CHARS, RECALL_TOOL, TAIL_CHARS, rec
 from protoagent.context.rereads import ReadRange, covers, read_range, unchanged_receipt
 from protoagent.context.staleness import latest_revisions, mark_stale, stale_marker
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, message_tokens
+from protoagent.events.catalog import ToolEnded, TurnStarted
+from protoagent.events.queries import facts, last_fact
 from protoagent.events.types import Event
 from protoagent.models.types import Message, ModelRequest
 from protoagent.tools.base import Observation, Profile, ToolMetadata
@@ -228,7 +230,8 @@ def _results(
         if marker is not None:
             stale[call_id] = marker
             content = mark_stale(content, marker)
-        tool = str(event.payload.get("tool", message.name or ""))
+        result_fact = event.fact(ToolEnded)
+        tool = result_fact.tool if result_fact is not None else message.name or ""
         recovery = recovery_for(event, offered, lambda name: observation_of(name) == "revision_aware")
         receipt = None
         if recovery is not None and _may_project(message, event, tool, observation_of, settings.min_chars):
@@ -259,8 +262,8 @@ def _covering(span: ReadRange, exact_reads: Sequence[tuple[str, ReadRange]]) -> 
 def _may_project(message: Message, event: Event, tool: str, observation_of: ObservationOf, min_chars: int) -> bool:
     if tool in SKILL_TOOLS or observation_of(tool) == "exact":
         return False
-    data = event.payload.get("data")
-    if isinstance(data, dict) and data.get("multimodal") is True:
+    ended = event.fact(ToolEnded)
+    if ended is not None and ended.data.get("multimodal") is True:
         return False
     return len(message.content) > min_chars
 
@@ -279,22 +282,16 @@ def _called(messages: Sequence[Message], tool: str) -> bool:
 
 def _turn_start(events: Sequence[Event], agent: str) -> int:
     """Seq of the agent's latest ``turn.started`` event (0 without one: all of it is current)."""
-    for event in reversed(events):
-        if event.type == "turn.started" and event.agent == agent:
-            return event.seq
-    return 0
+    found = last_fact(events, TurnStarted, agent=agent)
+    return found[0].seq if found is not None else 0
 
 
 def _tool_ended_by_call(events: Sequence[Event], agent: str) -> dict[str, Event]:
     """The first ``tool.ended`` event of each call id, preferring the requesting agent's own."""
     own: dict[str, Event] = {}
     other: dict[str, Event] = {}
-    for event in events:
-        if event.type != "tool.ended":
-            continue
-        call_id = event.payload.get("call_id")
-        if isinstance(call_id, str):
-            (own if event.agent == agent else other).setdefault(call_id, event)
+    for event, ended in facts(events, ToolEnded):
+        (own if event.agent == agent else other).setdefault(ended.call_id, event)
     return {**other, **own}
 
 

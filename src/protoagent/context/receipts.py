@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from protoagent.context.staleness import SHOWN_REVISION_CHARS, read_facts
+from protoagent.events.catalog import ToolEnded
 from protoagent.events.types import Event
 
 RECALL_TOOL = "recall"
@@ -38,9 +39,9 @@ def recovery_for(event: Event, offered: Collection[str], revision_aware: Callabl
     """How the agent offered ``offered`` tools can see this result again; ``None``: it cannot.
     A result of a tool whose metadata declares it revision-aware is got back by re-running that
     tool over the same span; any other through ``recall``."""
-    payload = event.payload
-    tool = payload.get("tool")
-    facts = read_facts(event) if isinstance(tool, str) and revision_aware(tool) else None
+    ended = event.fact(ToolEnded)
+    tool = ended.tool if ended is not None else None
+    facts = read_facts(event) if tool is not None and revision_aware(tool) else None
     if facts is not None and tool in offered:
         args = [f"path={json.dumps(facts.path)}"]
         if facts.start_line is not None:
@@ -49,19 +50,20 @@ def recovery_for(event: Event, offered: Collection[str], revision_aware: Callabl
             args.append(f"end_line={facts.end_line}")
         revision = facts.revision[:SHOWN_REVISION_CHARS]
         return Recovery(f"re-run {tool}({', '.join(args)}); revision {revision} at the time", str(tool))
-    call_id = payload.get("call_id")
-    if RECALL_TOOL in offered and isinstance(call_id, str):
+    call_id = ended.call_id if ended is not None else None
+    if RECALL_TOOL in offered and call_id is not None:
         return Recovery(f"recall(call_id={json.dumps(call_id)})", RECALL_TOOL)
     return None
 
 
 def render_receipt(output: str, event: Event, recovery: Recovery, head_chars: int, tail_chars: int) -> str:
     """The deterministic receipt that stands for one projected result."""
-    payload = event.payload
+    ended = event.fact(ToolEnded)
+    tool, status = (ended.tool, ended.status) if ended is not None else ("?", "?")
     head = output[:head_chars]
     tail = output[-tail_chars:] if tail_chars else ""
     return (
-        f"[projected result of {payload.get('tool', '?')} ({payload.get('status', '?')}, {len(output)} chars): "
+        f"[projected result of {tool} ({status}, {len(output)} chars): "
         f"{head} … {tail} | to see it again: {recovery.call}]"
     )
 

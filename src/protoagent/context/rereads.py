@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 
 from protoagent.context.staleness import SHOWN_REVISION_CHARS, read_facts
+from protoagent.events.catalog import ToolEnded
 from protoagent.events.types import Event
 
 
@@ -39,12 +40,12 @@ class ReadRange:
 def read_range(event: Event) -> ReadRange | None:
     """The range a read's ``tool.ended`` event recorded, or ``None`` when it showed no whole lines."""
     facts = read_facts(event)
-    data = event.payload.get("data")
-    if facts is None or facts.start_line is None or facts.end_line is None or not isinstance(data, dict):
+    ended = event.fact(ToolEnded)
+    if facts is None or facts.start_line is None or facts.end_line is None or ended is None:
         return None
-    if data.get("truncated_long_line") is True or facts.end_line < facts.start_line:
+    if ended.data.get("truncated_long_line") is True or facts.end_line < facts.start_line:
         return None  # a long line cut short, or an empty file: nothing whole to point back to
-    return ReadRange(str(event.payload.get("tool", "")), facts.path, facts.revision, facts.start_line, facts.end_line)
+    return ReadRange(ended.tool, facts.path, facts.revision, facts.start_line, facts.end_line)
 
 
 def covers(earlier: ReadRange, later: ReadRange) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 from protoagent.context.compaction import Compactor
 from protoagent.context.tokens import counter_for
 from protoagent.errors import ConfigError
+from protoagent.events.catalog import ContextCompacted
 from protoagent.events.log import SessionLog
 from protoagent.events.session_lease import claim_session
 from protoagent.events.store import SessionStore
@@ -88,15 +89,15 @@ async def compact_session(
         lease.release()
     if event is None:
         return CompactResult(session_id, False, "nothing to compact: the conversation is one summary already")
-    payload = event.payload
+    compacted = ContextCompacted.model_validate(event.payload)
     return CompactResult(
         session_id,
         True,
-        method=str(payload["method"]),
-        turns=tuple(int(t) for t in payload["turns"]),
-        replaced_tokens=int(payload["replaced_tokens"]),
-        summary_tokens=int(payload["summary_tokens"]),
-        summary=str(payload["summary"]),
+        method=compacted.method,
+        turns=tuple(compacted.turns),
+        replaced_tokens=compacted.replaced_tokens,
+        summary_tokens=compacted.summary_tokens,
+        summary=compacted.summary,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from protoagent.events.catalog import ToolEnded
 from protoagent.events.types import Event
 
 SHOWN_REVISION_CHARS = 12
@@ -33,9 +34,10 @@ class ReadFacts:
 
 def read_facts(event: Event) -> ReadFacts | None:
     """The read facts of a ``tool.ended`` event, or ``None`` when it did not read a file."""
-    data = event.payload.get("data")
-    if not isinstance(data, dict) or event.payload.get("status") != "ok":
+    ended = event.fact(ToolEnded)
+    if ended is None or ended.status != "ok":
         return None
+    data = ended.data
     path, revision = data.get("path"), data.get("revision")
     if not isinstance(path, str) or not isinstance(revision, str) or not path or not revision:
         return None
@@ -45,9 +47,10 @@ def read_facts(event: Event) -> ReadFacts | None:
 
 def _revision_seen(event: Event) -> tuple[str, str] | None:
     """``(path, revision)`` that a successful tool result recorded for a file, if any."""
-    data = event.payload.get("data")
-    if event.type != "tool.ended" or event.payload.get("status") != "ok" or not isinstance(data, dict):
+    ended = event.fact(ToolEnded)
+    if ended is None or ended.status != "ok":
         return None
+    data = ended.data
     path = data.get("path")
     revision = data.get("source_revision") or data.get("revision")
     if isinstance(path, str) and isinstance(revision, str) and path and revision:
