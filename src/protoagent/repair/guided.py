@@ -1,12 +1,14 @@
 """Guided repair for the small profile: the harness localizes, the model proposes, the checks decide.
 
 When the baseline fails, the failing check's output is localized to a few source functions
-(``repair.localize``) whose every line is ranked (``repair.ranking``). The model proposes one-line
-edits of those lines (``repair.candidates``); the search (``repair.search``) tries them, and
-pairs of them in one function, in a scratch copy of the workspace inside the run's sandbox
-(``repair.scratch``): the failing checks first, then the other selected checks. The first
-candidate under which every selected check passes is applied to the real workspace as Coder's
-``edit_file`` call through the session's pipeline (approval, revision guard, receipt). Every
+(``repair.localize``) whose every line is ranked (``repair.ranking``). The failing check is traced
+in the scratch copy and general edit operators change the lines it ran (``repair.operator_search``);
+then the model proposes one-line edits of those lines (``repair.candidates``). The search
+(``repair.search``) tries them, and pairs of them in one function, in a scratch copy of the
+workspace inside the run's sandbox (``repair.scratch``): the failing checks first, then the other
+selected checks. The first candidate under which every selected check passes is applied to the
+real workspace as Coder's ``edit_file`` call through the session's pipeline (approval, revision
+guard, receipt). Every
 candidate tried is an event; the search is bounded in candidates and seconds and stops between
 candidates (and between tokens) when the run is cancelled.
 
@@ -43,7 +45,7 @@ from protoagent.workspace.confined import read_confined
 
 ENABLE_ENV = "PROTOAGENT_GUIDED_REPAIR"
 SEED_ENV = "PROTOAGENT_LOCAL_SEED"
-MAX_CANDIDATES = 40
+MAX_CANDIDATES = 160
 """Candidates tried in scratch checks, at most, per repair."""
 MAX_SECONDS = 80.0
 """Seconds a repair may search before it gives the phase back to the Architect."""

@@ -24,6 +24,7 @@ from protoagent.checks.types import CheckSpec
 from protoagent.repair.candidates import CandidateEdit, CandidateSource, focus_on
 from protoagent.repair.edits import code_prefix, copies_expected_value, replace_line
 from protoagent.repair.localize import Localization, SourceFunction, assertion_message
+from protoagent.repair.operator_search import OperatorPhase
 from protoagent.repair.scratch import ScratchWorkspace
 
 MAX_CHECK_SECONDS = 30.0
@@ -68,6 +69,8 @@ class SearchState:
     reason: str = "no candidate passed the checks"
     out_of_budget: bool = False
     seen: set[tuple[tuple[str, int, str], ...]] = field(default_factory=set)
+    last_output: str = ""
+    """The output of the latest candidate's failing check."""
     singles: list[Tried] = field(default_factory=list)
 
     def left_s(self) -> float:
@@ -94,6 +97,18 @@ class Search:
     record: Record
 
     async def run(self) -> SearchState:
+        operators = OperatorPhase(
+            self.scratch,
+            self.localization,
+            self.checks,
+            self._try,
+            self._usable,
+            self.state.left_s,
+            self.state.seconds,
+            lambda: self.state.last_output,
+        )
+        if await operators.run() or self.state.spent():
+            return self.state
         for lines, skip, take in PASSES:
             for function in self.localization.functions:
                 if await self._singles(function, lines, skip, take):
@@ -115,8 +130,8 @@ class Search:
                 self.state.proposed += 1
                 if self.state.spent():
                     return True
-                usable = code_prefix(original, edit)
-                if usable is None or no_op(usable) or copies_expected_value(usable, self.localization):
+                usable = self._usable(original, edit)
+                if usable is None:
                     continue
                 verdict = await self._try(function, (usable,), original)
                 if verdict is None:
@@ -125,6 +140,13 @@ class Search:
         finally:
             await _close(proposals)
         return False
+
+    def _usable(self, original: str, edit: CandidateEdit) -> CandidateEdit | None:
+        """The edit cut to its code, when it may run: not a no-op, not the test's expected value."""
+        usable = code_prefix(original, edit)
+        if usable is None or no_op(usable) or copies_expected_value(usable, self.localization):
+            return None
+        return usable
 
     async def _pairs(self) -> bool:
         """Two moved singles of different lines of one function, together."""
@@ -147,7 +169,7 @@ class Search:
         """Run the checks with ``edits`` in place: ``None`` when every check passed, else
         whether the failure moved. A repeat is not run (it counts as not moved)."""
         key = _key(edits)
-        if key in self.state.seen:
+        if key in self.state.seen or self.state.spent():
             return False
         self.state.seen.add(key)
         text = original
@@ -160,6 +182,7 @@ class Search:
         finally:
             self.scratch.write(function.path, original)
         self.record(self.state.tried, edits, failed)
+        self.state.last_output = output
         if failed is None:
             self.state.passed = edits
             self.state.reason = f"candidate {self.state.tried} passed every selected check in the scratch copy"
