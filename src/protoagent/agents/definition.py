@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from protoagent.errors import ConfigError
+from protoagent.frontmatter import opens_frontmatter, split_frontmatter
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -119,16 +120,12 @@ def split_agent_text(text: str, where: str) -> AgentFile:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != _FENCE:
+    split = split_frontmatter(text)
+    if split is None and not opens_frontmatter(text):
         raise ConfigError(f"{where}: an agent file starts with a '---' line, then YAML frontmatter, then '---'")
-    for index in range(1, len(lines)):
-        if lines[index].rstrip("\r\n") == _FENCE:
-            header = "".join(lines[1:index])
-            body = "".join(lines[index + 1 :])
-            break
-    else:
+    if split is None:
         raise ConfigError(f"{where}: the frontmatter is not closed by a '---' line")
+    header, body = split.header, split.body
     try:
         data = _yaml().load(header) if header.strip() else CommentedMap()
     except YAMLError as exc:

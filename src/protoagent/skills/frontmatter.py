@@ -9,6 +9,7 @@ from typing import Any
 
 from ruamel.yaml.error import YAMLError
 
+from protoagent.frontmatter import BOM, split_frontmatter
 from protoagent.skills.model import Severity
 from protoagent.skills.yaml_cache import parse_yaml
 
@@ -17,7 +18,6 @@ Problem = tuple[Severity, str]
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +33,13 @@ class ParsedSkill:
 def parse_skill_text(text: str, load: Callable[[str], Any] = parse_yaml) -> ParsedSkill:
     """Split and parse SKILL.md. A file without frontmatter, or with YAML that does not parse
     into a mapping, yields an ``error`` problem and an empty mapping."""
-    text = text.removeprefix("\ufeff")
-    match = _FENCE.match(text)
-    if match is None:
-        return ParsedSkill({}, text, (("error", "SKILL.md has no '---' frontmatter block at the top"),))
-    body = text[match.end() :]
+    split = split_frontmatter(text)
+    if split is None:
+        missing: Problem = ("error", "SKILL.md has no '---' frontmatter block at the top")
+        return ParsedSkill({}, text.removeprefix(BOM), (missing,))
+    body = split.body
     try:
-        loaded = load(match.group(1))
+        loaded = load(split.header)
     except YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return ParsedSkill({}, body, (("error", f"frontmatter is not valid YAML: {first}"),))
