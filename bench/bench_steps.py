@@ -2,9 +2,9 @@
 
 Method
 ------
-ProtoAgent: the public ``run_agent`` with the ``coding`` preset (its step limit raised to
-N + 1), the SQLite store, approval ``auto``, sandbox ``off`` (``BENCH_SANDBOX=auto`` for the
-SDK default) and a scripted model that issues N ``shell``
+ProtoAgent: the agent loop (``protoagent.testing.agent_turn.run_preset_turn``) with the
+``coding`` preset (its step limit raised to N + 1), the SQLite store, approval ``auto``, sandbox
+``off`` (``BENCH_SANDBOX=auto`` for the SDK default) and a scripted model that issues N ``shell``
 calls (``echo hi # i``) and then answers. The run's model-call budget (``max_model_calls``)
 is N + 1, so every step calls the model; the script asserts it (N + 1 ``model.requested``
 events, a completed run, N successful tool results).
@@ -43,10 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.agents.presets import get_preset
-from protoagent.api import HOME_ENV, run_agent
+from protoagent.api import HOME_ENV
 from protoagent.events import SQLiteStore
 from protoagent.events.types import Event
 from protoagent.testing import ScriptedModel, final_turn, make_repo, tool_turn
+from protoagent.testing.agent_turn import run_preset_turn
 
 SIZES = (50, 200, 400)
 INFO_SIZE = 200
@@ -89,8 +90,8 @@ def protoagent_run(n: int, tmp: Path, sandbox: str = SANDBOX) -> Sample:
     preset = replace(get_preset("coding"), max_steps=n + 1)
     with SQLiteStore(tmp / f"steps-{n}.sqlite") as store:
         started = time.perf_counter()
-        result = asyncio.run(
-            run_agent(
+        _, outcome = asyncio.run(
+            run_preset_turn(
                 "run the commands",
                 repo=repo,
                 model="scripted:bench",
@@ -105,7 +106,7 @@ def protoagent_run(n: int, tmp: Path, sandbox: str = SANDBOX) -> Sample:
         )
         wall = time.perf_counter() - started
     calls = len(model.requests)
-    assert result.status == "completed" and result.text == "done", result
+    assert outcome.status == "completed" and outcome.text == "done", outcome
     assert calls == n + 1 and len(stamps) == n + 1, f"only {calls} of {n + 1} steps called the model"
     assert len(ended) == n, f"{len(ended)} of {n} shell calls succeeded"
     steps = tuple((b - a) * 1000 for a, b in itertools.pairwise(stamps))

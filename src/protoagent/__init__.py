@@ -16,7 +16,8 @@ or a hosted model, and ``open_store()`` to keep the session with the others):
 >>> report.status, report.summary
 ('completed', 'parse_date is in dates.py.')
 
-``protoagent.sdk`` streams a run's events, answers approvals with a callback and reads reports.
+``protoagent.api`` is the SDK's one module: it streams a run's events, answers approvals with a
+callback and reads sessions and reports.
 """
 
 from __future__ import annotations
@@ -28,21 +29,19 @@ _EXPORTS = {
     "run_task": "protoagent.workflow.run",
     "RunOptions": "protoagent.workflow.run",
     "RunReport": "protoagent.workflow.run",
-    "stream_run": "protoagent.sdk",
-    "run_sync": "protoagent.sdk",
-    "RunStream": "protoagent.sdk",
-    "approval_callback": "protoagent.sdk",
-    "read_report": "protoagent.sdk",
-    "compact_session": "protoagent.sdk",
-    "CompactResult": "protoagent.sdk",
-    "rewind_session": "protoagent.sdk",
-    "RewindPlan": "protoagent.sdk",
-    "RewindRefused": "protoagent.sdk",
-    "fork_session": "protoagent.sdk",
-    "session_changes": "protoagent.sdk",
-    "unified_diff": "protoagent.sdk",
-    "run_agent": "protoagent.api",
-    "RunResult": "protoagent.api",
+    "stream_run": "protoagent.api",
+    "run_sync": "protoagent.api",
+    "RunStream": "protoagent.api",
+    "approval_callback": "protoagent.api",
+    "read_report": "protoagent.api",
+    "compact_session": "protoagent.api",
+    "CompactResult": "protoagent.api",
+    "rewind_session": "protoagent.api",
+    "RewindPlan": "protoagent.api",
+    "RewindRefused": "protoagent.api",
+    "fork_session": "protoagent.api",
+    "session_changes": "protoagent.api",
+    "unified_diff": "protoagent.api",
     "open_store": "protoagent.api",
     "load_session": "protoagent.api",
     "data_home": "protoagent.api",

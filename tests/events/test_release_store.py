@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from protoagent.api import read_report
 from protoagent.events import SQLiteStore
-from protoagent.sdk import read_report
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 STORE = FIXTURES / "release-store.sqlite"

@@ -1,4 +1,4 @@
-"""The SDK lets a caller set the model-call budget of a run."""
+"""A caller sets the model-call budget of a run (the SDK's ``run_task``, the agent loop's own turn)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from protoagent import ConfigError, MemoryStore, RunOptions, run_agent, run_task
+from protoagent import ConfigError, MemoryStore, RunOptions, run_task
 from protoagent.agents.presets import get_preset
 from protoagent.testing import ScriptedModel, final_turn, tool_turn
+from protoagent.testing.agent_turn import run_preset_turn
 
 
 def script(steps: int) -> ScriptedModel:
@@ -19,12 +20,12 @@ def script(steps: int) -> ScriptedModel:
     )
 
 
-def test_run_agent_stops_at_the_callers_model_call_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_turn_stops_at_the_callers_model_call_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROTOAGENT_HOME", str(tmp_path / "home"))
     model, store = script(10), MemoryStore()
     preset = replace(get_preset("coding"), max_steps=50)
-    result = asyncio.run(
-        run_agent(
+    _, outcome = asyncio.run(
+        run_preset_turn(
             "look",
             repo=tmp_path,
             model="scripted:x",
@@ -35,7 +36,7 @@ def test_run_agent_stops_at_the_callers_model_call_budget(tmp_path: Path, monkey
             max_model_calls=3,
         )
     )
-    assert result.status == "failed" and "all 3 model calls" in result.text
+    assert outcome.status == "failed" and "all 3 model calls" in outcome.text
     assert len(model.requests) == 3
 
 
@@ -45,8 +46,8 @@ def test_a_budget_above_the_default_lets_every_step_call_the_model(
     monkeypatch.setenv("PROTOAGENT_HOME", str(tmp_path / "home"))
     model = script(90)
     preset = replace(get_preset("coding"), max_steps=100)
-    result = asyncio.run(
-        run_agent(
+    _, outcome = asyncio.run(
+        run_preset_turn(
             "look",
             repo=tmp_path,
             model="scripted:x",
@@ -57,14 +58,16 @@ def test_a_budget_above_the_default_lets_every_step_call_the_model(
             max_model_calls=91,
         )
     )
-    assert result.status == "completed" and result.steps == 91 and len(model.requests) == 91
+    assert outcome.status == "completed" and outcome.steps == 91 and len(model.requests) == 91
 
 
 def test_a_budget_below_one_model_call_is_refused_before_anything_runs(tmp_path: Path) -> None:
     store = MemoryStore()
     with pytest.raises(ConfigError, match="max_model_calls 0"):
         asyncio.run(
-            run_agent("look", repo=tmp_path, model="scripted:x", store=store, provider=script(1), max_model_calls=0)
+            run_preset_turn(
+                "look", repo=tmp_path, model="scripted:x", store=store, provider=script(1), max_model_calls=0
+            )
         )
     assert store.list() == []
     options = RunOptions(repo=tmp_path, model="scripted:x", store=store, provider=script(1), max_model_calls=0)

@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 
 from protoagent.agents.presets import get_preset
-from protoagent.api import HOME_ENV, run_agent
+from protoagent.api import HOME_ENV
 from protoagent.events import SQLiteStore, derive_messages
 from protoagent.events.types import Event
 from protoagent.testing import ScriptedModel, final_turn, make_repo, tool_turn
+from protoagent.testing.agent_turn import run_preset_turn
 
 RECORDING = Path(__file__).parent / "recorded_varied_steps.json"
 _PROCESS_ID = re.compile(r"p_[0-9a-f]{8}")
@@ -53,8 +54,8 @@ def run_varied_session(tmp: Path) -> list[Event]:
     os.environ[HOME_ENV] = str(tmp / "home")
     preset = replace(get_preset("coding"), max_steps=20)
     with SQLiteStore(tmp / "varied.sqlite") as store:
-        result = asyncio.run(
-            run_agent(
+        session_id, outcome = asyncio.run(
+            run_preset_turn(
                 "vary",
                 repo=repo,
                 model="scripted:varied",
@@ -63,10 +64,11 @@ def run_varied_session(tmp: Path) -> list[Event]:
                 preset=preset,
                 provider=ScriptedModel.from_lines(varied_turns()),
                 sandbox="off",
+                artifacts_root=tmp / "home" / "artifacts",
             )
         )
-        assert result.status == "completed", result
-        return store.load(result.session_id)
+        assert outcome.status == "completed", outcome
+        return store.load(session_id)
 
 
 def normalized(events: list[Event], tmp: Path) -> list[dict[str, Any]]:

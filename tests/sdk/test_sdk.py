@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import protoagent
-import protoagent.sdk
+import protoagent.api
 from protoagent import ApprovalAnswer, ApprovalRequest, MemoryStore, RunOptions, approval_callback, read_report
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.testing import ScriptedModel, make_repo
@@ -18,7 +18,7 @@ from .test_approval_choices import pipeline_for
 
 
 def test_sdk_docstring_examples_run() -> None:
-    for module in (protoagent, protoagent.sdk):
+    for module in (protoagent, protoagent.api):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
         assert result.attempted >= 8, module.__name__
@@ -30,6 +30,17 @@ def test_public_api_is_listed_and_importable() -> None:
         assert getattr(protoagent, name) is not None, name
     for name in ("run_task", "RunOptions", "stream_run", "approval_callback", "read_report", "ApprovalAnswer"):
         assert name in protoagent.__all__
+
+
+def test_the_sdk_has_one_module_one_run_function_and_one_report() -> None:
+    from protoagent.workflow.run import RunReport, run_task
+
+    assert protoagent.run_task is run_task and protoagent.RunReport is RunReport
+    assert not {"run_agent", "RunResult"} & set(protoagent.__all__)
+    for name in ("stream_run", "run_sync", "read_report", "open_store", "compact_session", "rewind_session"):
+        assert getattr(protoagent, name) is getattr(protoagent.api, name), name
+    with pytest.raises(ModuleNotFoundError):
+        __import__("protoagent.sdk")
 
 
 def test_stream_yields_events_while_the_run_waits_for_approval(tmp_path: Path) -> None:

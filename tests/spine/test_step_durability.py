@@ -17,11 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from protoagent.agents.presets import get_preset
-from protoagent.api import HOME_ENV, run_agent
+from protoagent.api import HOME_ENV
 from protoagent.events import SessionLog, SQLiteStore
 from protoagent.events.types import Event
 from protoagent.models.types import ModelEvent, ModelRequest
 from protoagent.testing import ScriptedModel, final_turn, make_repo, tool_turn
+from protoagent.testing.agent_turn import run_preset_turn
 
 
 def stored_seq(db: Path) -> int:
@@ -63,8 +64,8 @@ def run_steps(tmp_path: Path, turns: list[dict[str, object]]) -> tuple[list[Even
 
     model = DiskCheckingModel(ScriptedModel.from_lines(turns), db, seen)
     with SQLiteStore(db) as store:
-        result = asyncio.run(
-            run_agent(
+        session_id, outcome = asyncio.run(
+            run_preset_turn(
                 "go",
                 repo=repo,
                 model="scripted:steps",
@@ -74,10 +75,11 @@ def run_steps(tmp_path: Path, turns: list[dict[str, object]]) -> tuple[list[Even
                 provider=model,
                 on_event=on_event,
                 sandbox="off",
+                artifacts_root=tmp_path / "home" / "artifacts",
             )
         )
-        assert result.status == "completed", result
-        assert [e.seq for e in store.load(result.session_id)] == [e.seq for e in seen]
+        assert outcome.status == "completed", outcome
+        assert [e.seq for e in store.load(session_id)] == [e.seq for e in seen]
     return seen, on_disk, model
 
 
@@ -175,7 +177,7 @@ KILLED_RUN = textwrap.dedent(
     from dataclasses import replace
     from pathlib import Path
     from protoagent.agents.presets import get_preset
-    from protoagent.api import run_agent
+    from protoagent.testing.agent_turn import run_preset_turn
     from protoagent.events import SQLiteStore
     from protoagent.testing import ScriptedModel, final_turn, tool_turn
 
@@ -183,7 +185,7 @@ KILLED_RUN = textwrap.dedent(
     turns = [tool_turn("shell", command=f"echo step {i}") for i in range(3)]
     turns.append(tool_turn("shell", command=f"echo $$ > {marker}.pid; touch {marker}; exec sleep 60"))
     store = SQLiteStore(db)
-    asyncio.run(run_agent("go", repo=Path(repo), model="scripted:kill", store=store, approval="auto",
+    asyncio.run(run_preset_turn("go", repo=Path(repo), model="scripted:kill", store=store, approval="auto",
                           preset=replace(get_preset("coding"), max_steps=10),
                           provider=ScriptedModel.from_lines([*turns, final_turn("done")]), sandbox="off"))
     """

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from protoagent.sdk import read_report
+from protoagent.api import read_report
 
 from .support import BUGGY, BUGGY_LINE, DATE_REPO, FIXED_LINE, call, run_workflow, say, sha
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from protoagent.api import read_report
 from protoagent.events import Event
-from protoagent.sdk import read_report
 
 from .support import FIXED_LINE, call, fix_turns, say
 from .test_deferral_later import OBJECTIVE, Session
