@@ -7,13 +7,16 @@ run once with the scripted capable-model answers of the pinned happy path (Archi
 then ``run_check``; Coder: ``edit_file`` then ``report_task``), on the standard profile. Each
 request is rendered as an OpenAI-compatible request body and its ``tools`` array measured as
 compact JSON (``separators=(",", ":")``), per tool and in total, for the Architect's first
-request and the Coder's request, beside the same figures measured before the declarations were
-cut (``BEFORE_TOOLS``: with ``code_context`` added, before task_status and worker_packet left the
-default offer, review_criteria moved to the closing review and the descriptions were cut).
-A second run of the same path, unbatched (the Architect runs its check in a request of its own
-after the change), shows that a later request declares the same tools (a byte-stable prefix;
-``review_criteria`` joins only in the closing review request of a run whose checks cannot see a
-criterion). The issue's target: the Architect's at most 2,500 bytes.
+request and the Coder's request, beside the same figures of two earlier states: ``BEFORE_TOOLS``
+(with ``code_context`` added, before task_status and worker_packet left the default offer,
+review_criteria moved to the closing review and the descriptions were first cut) and
+``PREVIOUS_TOOLS`` (after that first cut, before the one declaration rule of
+``protoagent.models.declarations``: no defaults, bounds or patterns declared, rarely needed
+arguments valid but undeclared, ``explorer`` off the Architect's default offer, shorter
+descriptions). A second run of the same path, unbatched (the Architect runs its check in a
+request of its own after the change), shows that every Architect request declares the same tools
+(a byte-stable prefix; ``review_criteria`` joins only in the closing review request of a run whose
+checks cannot see a criterion). The issue's target: every Architect request at most 2,500 bytes.
 """
 
 from __future__ import annotations
@@ -58,7 +61,26 @@ BEFORE_TOOLS = {
     },
     "coder": {"read_file": 484, "edit_file": 667, "create_file": 384, "replace_file": 517, "report_task": 396},
 }
-"""Per tool, compact JSON bytes before this cut (5,450 bytes for the Architect, 2,454 for Coder)."""
+"""Per tool, compact JSON bytes before the first cut (5,450 bytes for the Architect, 2,454 for Coder)."""
+PREVIOUS_TOOLS = {
+    "architect": {
+        "plan_task": 333,
+        "read_file": 294,
+        "list_directory": 208,
+        "search_regex": 329,
+        "code_context": 422,
+        "coder": 215,
+        "tester": 227,
+        "explorer": 226,
+        "run_check": 298,
+        "execute_command": 507,
+        "skill": 248,
+    },
+    "coder": {"read_file": 294, "edit_file": 597, "create_file": 264, "replace_file": 401, "report_task": 378},
+}
+"""Per tool, compact JSON bytes after the first cut, before the declaration rule (3,319 and 1,940)."""
+PREVIOUS_REQUEST = {"architect": 7_540, "coder": 3_608}
+"""Whole request bodies of the happy path before the declaration rule (compact JSON bytes)."""
 
 
 def _script(source: str, *, batched: bool = True) -> list[dict[str, Any]]:
@@ -116,6 +138,16 @@ def _body(request: ModelRequest) -> dict[str, Any]:
     return build_request(request, "m", max_tokens_field="max_tokens", json_format="json_object")
 
 
+def _array(sizes: dict[str, int]) -> int:
+    """Compact JSON bytes of an array of declarations of these sizes (brackets and commas)."""
+    return sum(sizes.values()) + len(sizes) + 1
+
+
+def _row(name: str, figures: list[dict[str, int]]) -> str:
+    cells = [f"{f[name]:5d}" if name in f else "    -" for f in figures]
+    return f"  {cells[0]}  (previous {cells[1]}, before {cells[2]})  {name}"
+
+
 def main() -> None:
     status, requests = _requests(batched=True)
     print(f"run: {status}, {len(requests)} requests")
@@ -124,23 +156,23 @@ def main() -> None:
         body = _body(request)
         tools = body.get("tools", [])
         total = _compact(tools)
-        before = BEFORE_TOOLS[role]
+        before, previous = BEFORE_TOOLS[role], PREVIOUS_TOOLS[role]
         print(
-            f"{role}: {len(tools)} tools, {total} B (before this cut {sum(before.values())} B, "
-            f"at the issue {BEFORE[role]} B), whole request {_compact(body)} B"
+            f"{role}: {len(tools)} tools, {total} B (previous {_array(previous)} B, "
+            f"before the first cut {_array(before)} B, at the issue {BEFORE[role]} B), "
+            f"whole request {_compact(body)} B (previous {PREVIOUS_REQUEST[role]} B)"
         )
         shown = {tool["function"]["name"]: _compact(tool) for tool in tools}
-        for name in dict.fromkeys((*before, *shown)):
-            now = f"{shown[name]:5d}" if name in shown else "    -"
-            was = f"{before[name]:5d}" if name in before else "    -"
-            print(f"  {now}  (before {was})  {name}")
-        if role == "architect":
-            print(f"  target <= {TARGET} B: {'met' if total <= TARGET else 'not met'}")
+        for name in dict.fromkeys((*before, *previous, *shown)):
+            print(_row(name, [shown, previous, before]))
     _, unbatched = _requests(batched=False)
-    later = [r for r in unbatched if r.agent_role == "architect"][-1]
-    tools = _body(later).get("tools", [])
-    names = ", ".join(t["function"]["name"] for t in tools)
-    print(f"architect after the change (unbatched run's 2nd request): {len(tools)} tools, {_compact(tools)} B: {names}")
+    leads = [_body(r).get("tools", []) for r in unbatched if r.agent_role == "architect"]
+    sizes = [_compact(tools) for tools in leads]
+    same = all(tools == leads[0] for tools in leads)
+    names = ", ".join(t["function"]["name"] for t in leads[-1])
+    print(f"architect, unbatched run: {len(leads)} requests declaring {sizes} B, identical: {same}: {names}")
+    met = same and max(sizes) <= TARGET
+    print(f"target: every Architect request <= {TARGET} B: {'met' if met else 'not met'}")
 
 
 if __name__ == "__main__":

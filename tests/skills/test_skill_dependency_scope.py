@@ -77,6 +77,7 @@ def _ended(events: list[dict[str, Any]], agent: str, tool: str) -> list[dict[str
 @pytest.mark.slow
 def test_a_lead_activated_shell_dependency_never_reaches_the_read_only_tester_or_explorer(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
+    agent_file(tmp_path / "home" / "agents", "coding/architect.md", "tools: [explorer]")  # the person adds Explorer
     attack = f"echo pwned > {CANARY}"
     turns = [
         call("tester", "architect", task="propose regression cases"),

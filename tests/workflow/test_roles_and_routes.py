@@ -1,4 +1,4 @@
-"""The Explorer role the Architect delegates to, and execute_command redirected to run_check."""
+"""The Explorer role a lead's agent file can add, and execute_command redirected to run_check."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from protoagent.checks.interpreter import select_interpreter
 from protoagent.checks.plan import plan_checks
 from protoagent.events import MemoryStore
+from protoagent.models.types import ModelRequest
 from protoagent.testing import ScriptedModel, make_repo
 from protoagent.workflow.run import RunOptions, run_task
 
@@ -16,7 +17,15 @@ from .support import BUGGY_LINE, DATE_REPO, FIXED_LINE, call, fix_turns, run_wor
 OBJECTIVE = "fix the failing date parser test"
 
 
-def test_the_architect_delegates_read_only_source_discovery_to_explorer(tmp_path: Path) -> None:
+def _adds_explorer(home: Path) -> None:
+    """The person's own Architect file adds ``explorer``, which the default offer leaves out."""
+    path = home / "agents" / "coding" / "architect.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("---\ntools: [explorer]\n---\n", encoding="utf-8")
+
+
+def test_an_architect_whose_file_adds_explorer_delegates_read_only_source_discovery_to_it(tmp_path: Path) -> None:
+    _adds_explorer(tmp_path / "home")
     turns = [
         call("explorer", "architect", task="where is the date parsing done?"),
         call("search_regex", "explorer", pattern="def parse_date"),
@@ -37,7 +46,7 @@ def test_the_architect_delegates_read_only_source_discovery_to_explorer(tmp_path
     assert [e.payload["role"] for e in run.of("worker.started")] == ["explorer"]
 
 
-def test_explorer_has_its_own_card_in_the_small_profile(tmp_path: Path) -> None:
+def _small_profile_architect(tmp_path: Path) -> ModelRequest:
     passing = {**DATE_REPO, "dates.py": DATE_REPO["dates.py"].replace(BUGGY_LINE, FIXED_LINE)}
     root = make_repo(tmp_path / "repo", passing)
     model = ScriptedModel.from_lines([say("nothing yet", "architect")])
@@ -53,8 +62,17 @@ def test_explorer_has_its_own_card_in_the_small_profile(tmp_path: Path) -> None:
         data_home=tmp_path / "home",
     )
     asyncio.run(run_task(OBJECTIVE, options))
-    system = next(r.system for r in model.requests if r.agent_role == "architect")
-    assert "explorer(task): read-only source discovery" in system
+    return next(r for r in model.requests if r.agent_role == "architect")
+
+
+def test_the_small_profile_shows_a_card_only_for_a_worker_whose_tool_is_offered(tmp_path: Path) -> None:
+    default = _small_profile_architect(tmp_path / "default")
+    assert "explorer" not in {t.name for t in default.tools} and "explorer(task)" not in default.system
+    assert "coder(task):" in default.system and "run_check(check_id, phase):" in default.system
+    _adds_explorer(tmp_path / "added" / "home")
+    added = _small_profile_architect(tmp_path / "added")
+    assert "explorer" in {t.name for t in added.tools}
+    assert "explorer(task): read-only source discovery" in added.system
 
 
 def test_an_execute_command_that_exactly_matches_a_selected_check_runs_as_run_check(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ class RunCheckInput(BaseModel):
 
     check_id: str
     phase: Phase = "verify"
-    """baseline: before editing; verify: after the last change (the tool's description says so)."""
+    """baseline: before editing; verify: after the last change (the declared choices name both)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class _CheckCall:
 
 class RunCheck(Tool[RunCheckInput]):
     name: ClassVar[str] = "run_check"
-    description: ClassVar[str] = "Run a check by id: baseline before editing, verify after."
+    description: ClassVar[str] = "Run a check by id."
     input_model: ClassVar[type[BaseModel]] = RunCheckInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 

@@ -11,7 +11,14 @@ from typing import Any
 from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
 from protoagent.models.protocol import ModelProvider
-from protoagent.skills.activation import Activation, Trigger, assigned_bundles, explicit_bundles, refused_mentions
+from protoagent.skills.activation import (
+    SKILL_TOOL,
+    Activation,
+    Trigger,
+    assigned_bundles,
+    explicit_bundles,
+    refused_mentions,
+)
 from protoagent.skills.discovery import load_skills
 from protoagent.skills.model import AppMode, SkillBundle
 from protoagent.skills.resolver import SKIPPED_REASON, Decision, plausible_skills, resolve_skill
@@ -148,6 +155,15 @@ def skills_for_run(
         return None
     runtime = session_runtime(repos, home, mode, context_window=context_window, persist_cache=True)
     return runtime if runtime.index.runtime(mode) else None
+
+
+def offered_skill_tool(runtime: SkillRuntime, request: str, assigned: Sequence[str]) -> tuple[str, ...]:
+    """The ``skill`` tool a lead's requests declare, or none: only when the lead can load a skill
+    with it, that is when the catalog lists one (the model may choose it) or one is assigned to the
+    lead or named in the request (its resources are read through the tool). Skills that only a
+    person may invoke give the model nothing to call."""
+    index, mode = runtime.index, runtime.mode
+    return (SKILL_TOOL,) if index.implicit(mode) or assigned or explicit_bundles(request, index, mode) else ()
 
 
 def resolver_enabled(choice: bool | None, profile: str, provider_name: str) -> bool:

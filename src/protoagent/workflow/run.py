@@ -37,7 +37,7 @@ from protoagent.integrations.mcp_prompts import expand_prompt_command
 from protoagent.models.profile import detect_profile
 from protoagent.navigation.tool import HOME_SERVICE as NAVIGATION_HOME
 from protoagent.skills.runtime import SKILLS_SERVICE
-from protoagent.skills.session_skills import resolver_enabled, skills_for_run
+from protoagent.skills.session_skills import offered_skill_tool, resolver_enabled, skills_for_run
 from protoagent.skills.tool import SkillTool
 from protoagent.tools.base import AnyTool
 from protoagent.workflow import roles
@@ -139,7 +139,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     repos = (root, *extra) if team.mode == "coding" else ()
     skills = skills_for_run(contract.surface, team.mode, repos, options.data_home, model_config.context_window)
     if skills is not None:
-        role = replace(role, tools=(*role.tools, SkillTool.name))
+        role = replace(role, tools=(*role.tools, *offered_skill_tool(skills, objective, team.lead.skills)))
         services.update({SKILLS_SERVICE: skills, "skill_tools": skills.active_tools})
         extras = (*extras, SkillTool)
     workflow_tools: tuple[type[AnyTool], ...] = (
@@ -270,7 +270,8 @@ def _mount_hooks(
         hooks.register(WorkspaceInstructionsHook(session.roots).registration())
     if profile == "small":
         editing = contract.surface == "editing" or team.mode == "work"
-        cards = (*team.cards(), *((RUN_CHECK_CARD,) if team.mode == "coding" else ())) if editing else ()
+        offered = [card for card in team.cards() if card.name in session.preset.tools]  # a card's tool is offered
+        cards = (*offered, *((RUN_CHECK_CARD,) if team.mode == "coding" else ())) if editing else ()
         hooks.register(CompactProtocolHook(identity="You are ProtoAgent.", cards=cards).registration())
     projection = ToolContextProjectionHook.for_provider(
         session.registry.tools(), session.provider, session.spec.model_config, profile

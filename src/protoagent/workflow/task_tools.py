@@ -50,7 +50,7 @@ class PlanArgs(BaseModel):
 
 class PlanTask(Tool[PlanArgs]):
     name = "plan_task"
-    description = "Before any change: files it may write, criteria, check ids."
+    description = "Before edits: writable paths, criteria, check ids."
     input_model = PlanArgs
     metadata = ToolMetadata(effect="none", observation="exact", roles=LEADS)
 

@@ -141,6 +141,7 @@ def lead_on_surface(
     team = RunTeam("coding", repo, lead, team_of(catalog, lead, disabled_agents(home)))
     role = lead_role(team, for_surface(surface, profile, "native", team.has_member("tester")))
     tools = role.tools
-    if surface != "conversation" and load_skills([repo], home).runtime("coding"):
+    skills = load_skills([repo], home)  # the tool only when the lead may load one (offered_skill_tool)
+    if surface != "conversation" and (skills.implicit("coding") or (lead.skills and skills.runtime("coding"))):
         tools = (*tools, SkillTool.name)
     return replace(lead, tools=tuple(dict.fromkeys(tools)), prompt=role.system_prompt)

@@ -315,7 +315,7 @@ class CoderTool(Tool[AssignmentArgs]):
 
 class TesterTool(Tool[AssignmentArgs]):
     name = "tester"
-    description = "Read-only Tester proposes regression cases and check ids."
+    description = "Read-only Tester designs regression cases."
     input_model = AssignmentArgs
     metadata = ToolMetadata(effect="none", roles=frozenset({ARCHITECT}))
 
