@@ -9,8 +9,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
-from protoagent.private_files import PRIVATE_FILE_MODE, private_dir, tighten
+from protoagent.private_files import private_dir, tighten
 
 OPTIONAL_AGENTS = {"tester": True, "scout": False, "mcp": False}
 """Optional agents and whether they are on by default."""
@@ -76,9 +77,4 @@ def set_agent(home: Path, name: str, enabled: bool, known: frozenset[str] = froz
     agents = data.setdefault("agents", {})
     agents[name] = enabled
     private_dir(home)
-    tmp = _path(home).with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2) + "\n")
-    tighten(tmp)  # a leftover .tmp from an older version keeps its mode through O_TRUNC
-    os.replace(tmp, _path(home))
+    replace_file(_path(home), json.dumps(data, indent=2) + "\n")

@@ -11,9 +11,7 @@ repository agent's ``model`` and extra ``tools`` stay ignored until the person t
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from protoagent.agents.definition import (
     split_agent_text,
 )
 from protoagent.agents.profiles import profile_for
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
 from protoagent.workspace.confined import is_confined_dir, read_confined
 
@@ -134,14 +133,7 @@ def write_agent(location: AgentLocation, text: str) -> AgentDefinition:
     _make_folders(location.fence, folder)
     if location.path.is_symlink():
         raise ConfigError(f"{location.path} is a symbolic link; replace it by a plain file by hand first")
-    fd, tmp = tempfile.mkstemp(prefix=f".{location.name}.", suffix=".md", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, location.path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(location.path, text, prefix=f".{location.name}.", suffix=".md")
     return definition
 
 

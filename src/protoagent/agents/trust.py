@@ -12,8 +12,6 @@ files (``<data home>/agents``) are trusted as they are. Writes are atomic under 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +21,7 @@ from filelock import FileLock
 
 from protoagent.agents.definition import AgentDefinition
 from protoagent.agents.profiles import READ_TOOLS, base_of
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
 from protoagent.events.types import Event
 
@@ -62,7 +61,7 @@ class AgentTrust:
                     "field": field,
                     "value": value if isinstance(value, str) else list(value),
                 }
-                _write_atomic(self.path, data)
+                replace_file(self.path, json.dumps(data, indent=2) + "\n")
         except OSError as exc:
             problem = exc.strerror or exc
             raise ConfigError(f"{self.path}: cannot record the trust ({problem}); fix the data home") from None
@@ -75,19 +74,6 @@ class AgentTrust:
         except (OSError, ValueError):
             return {}  # unreadable trust is no trust: the fields stay ignored
         return data if isinstance(data, dict) and isinstance(data.get("trusted", {}), dict) else {}
-
-
-def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def untrusted_ceiling(definition: AgentDefinition) -> tuple[str, ...]:

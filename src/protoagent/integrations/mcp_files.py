@@ -8,11 +8,10 @@ go into the ``mcpServers`` shape that other agents read too.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
 from protoagent.integrations.mcp_config import SERVER_NAME, SHAPES, read_raw
 
@@ -45,7 +44,7 @@ def add_server(path: Path, name: str, entry: dict[str, Any], *, replace: bool = 
     if not isinstance(entries, dict):
         raise ConfigError(f'{path}: field "{target}" is not an object; fix the file first')
     entries[name] = entry
-    write_atomic(path, data)
+    write_json(path, data)
 
 
 def remove_server(path: Path, name: str) -> None:
@@ -54,7 +53,7 @@ def remove_server(path: Path, name: str) -> None:
     if shape is None:
         raise ConfigError(f"{path} declares no MCP server {name!r}; see 'protoagent mcp list'")
     del data[shape][name]
-    write_atomic(path, data)
+    write_json(path, data)
 
 
 def set_disabled(path: Path, name: str, disabled: bool) -> None:
@@ -69,17 +68,10 @@ def set_disabled(path: Path, name: str, disabled: bool) -> None:
         entry["disabled"] = True
     else:
         entry.pop("disabled", None)
-    write_atomic(path, data)
+    write_json(path, data)
 
 
-def write_atomic(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` as indented JSON: readers see the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=2) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, json.dumps(data, indent=2) + "\n", prefix=path.name, suffix=".tmp")

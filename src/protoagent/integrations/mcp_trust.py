@@ -21,7 +21,7 @@ from typing import Any
 from filelock import FileLock
 
 from protoagent.integrations.mcp_config import MCPServerSpec
-from protoagent.integrations.mcp_files import write_atomic
+from protoagent.integrations.mcp_files import write_json
 
 TRUST_FILE = "mcp-trust.json"
 MAX_PINNED_FILES = 2000
@@ -150,7 +150,7 @@ class TrustStore:
         with FileLock(str(self.path) + ".lock"):
             data = self._read()
             change(data)
-            write_atomic(self.path, data)
+            write_json(self.path, data)
         os.chmod(self.path, 0o600)
 
     def _read(self) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import platform
 import threading
 import time
@@ -26,11 +25,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError, LimitExceeded, ProviderError
 from protoagent.models.local_client import LocalWorker
+from protoagent.settings import environment
 
 PROBE_ENV = "PROTOAGENT_LOCAL_PROBE"
-HOME_ENV = "PROTOAGENT_HOME"
 PROBE_TOKENS = 12
 PROBE_SCHEMA = json.dumps(
     {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
@@ -58,8 +58,7 @@ class ProbeResult:
 
 
 def probe_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    value = (environ if environ is not None else os.environ).get(PROBE_ENV, "on").strip().lower()
-    return value not in ("off", "0", "false", "no")
+    return environment(environ).local_probe
 
 
 def library_folder() -> Path | None:
@@ -114,9 +113,7 @@ def probe_key(model: Path, lib: Path | None = None) -> str:
 
 def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
     """``probes`` under the data home (``$PROTOAGENT_HOME``, else ``~/.protoagent``)."""
-    override = (environ if environ is not None else os.environ).get(HOME_ENV)
-    home = Path(override).expanduser() if override else Path.home() / ".protoagent"
-    return home / "probes"
+    return environment(environ).home / "probes"
 
 
 def run_probe(worker: LocalWorker, stop: threading.Event | None = None) -> ProbeResult:
@@ -153,9 +150,7 @@ def probe(worker: LocalWorker, folder: Path | None = None, stop: threading.Event
         raise ProviderError("the probe of the local model was stopped", provider="local")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps({**result.to_json(), "cached": False}))
-        os.replace(partial, path)
+        replace_file(path, json.dumps({**result.to_json(), "cached": False}))
     except OSError:
         pass  # an unwritable data home only means the next run probes again
     return result

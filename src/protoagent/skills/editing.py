@@ -3,10 +3,9 @@ symlinked bundles stay byte-for-byte read-only; their runtime preferences remain
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
 from protoagent.skills.model import SkillBundle
 
@@ -24,10 +23,7 @@ def _refuse_unless_editable(bundle: SkillBundle, action: str) -> None:
 def update_skill_file(bundle: SkillBundle, text: str) -> None:
     """Replace SKILL.md atomically (editable bundles only)."""
     _refuse_unless_editable(bundle, "update")
-    fd, tmp = tempfile.mkstemp(prefix=".SKILL.", dir=bundle.directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, bundle.skill_file)
+    replace_file(bundle.skill_file, text, prefix=".SKILL.")
 
 
 def delete_skill(bundle: SkillBundle) -> None:

@@ -8,8 +8,6 @@ and every write refuses until the file is repaired or removed.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
 from protoagent.skills.model import MODES, AppMode, Diagnostic, Preferences
 
@@ -120,17 +119,7 @@ def update_record(home: Path, identity: str, change: Callable[[Record], Record |
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".skill-settings.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, json.dumps(data, indent=2, sort_keys=True) + "\n", prefix=".skill-settings.", durable=True)
 
 
 def set_mode(home: Path, identity: str, name: str, current: Preferences, mode: AppMode, enabled: bool) -> None:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from protoagent.atomic_files import replace_file
 from protoagent.skills.simple_yaml import parse_simple
 
 CACHE_FILE = "cache/skill-yaml.json"
@@ -80,10 +79,7 @@ class YamlCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".skill-yaml.", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"version": CACHE_VERSION, "entries": _MEMO}, handle)
-            os.replace(tmp, self.path)
+            replace_file(self.path, json.dumps({"version": CACHE_VERSION, "entries": _MEMO}), prefix=".skill-yaml.")
         except OSError:
             return
         self._added = False
