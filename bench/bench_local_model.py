@@ -42,8 +42,19 @@ Wall-clock times come from ``time.perf_counter``; all harness calls share one ev
    Valid = a tool call to a known tool whose arguments validate against that tool's pydantic
    input model, or a ``final`` action; prose without an action is not valid. Also shown: the
    share that chose the situation's expected action, and the kinds of failures.
+5. The demo's fix time with this build: ``bench_guided_repair.py``'s demo arm (``protoagent run``
+   on a fresh copy of ``examples/date-parser`` with ``--model local``, guided repair on,
+   ``PROTOAGENT_LOCAL_SEED`` = 1..``--demo-seeds``); wall seconds per run, model load included,
+   and whether it was fixed and verified (``--demo-seeds 0`` skips it).
 
-Run: ``python bench/bench_local_model.py [--model ALIAS|PATH.gguf] [--rounds 5] [--max-tokens 96]``
+The summary starts with the llama-cpp-python build the figures hold for: its version, the build
+key ``scripts/bootstrap`` recorded in the virtual environment (``.llama-cpp-build``: version,
+instruction-set level, interpreter, hash of the CMake arguments; the build users get is the
+portable level the bootstrap picks) and llama.cpp's own system info (the instruction sets
+compiled in).
+
+Run: ``python bench/bench_local_model.py [--model ALIAS|PATH.gguf] [--rounds 5] [--max-tokens 96]
+[--demo-seeds 3]``
 """
 
 from __future__ import annotations
@@ -57,6 +68,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -534,11 +546,45 @@ async def run(provider: LlamaLocalProvider, rounds: int, max_tokens: int) -> lis
     ]
 
 
+def build_summary() -> list[str]:
+    """The llama-cpp-python build these figures hold for."""
+    import llama_cpp
+
+    marker = Path(sys.prefix) / ".llama-cpp-build"
+    key = (
+        marker.read_text(encoding="utf-8").strip()
+        if marker.is_file()
+        else "none recorded (not built by scripts/bootstrap)"
+    )
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip(" |")
+    return [f"llama-cpp-python {llama_cpp.__version__}, build {key}", f"llama.cpp system info: {info}"]
+
+
+def demo_summary(seeds: int) -> list[str]:
+    """The bundled demo fixed with this build: wall seconds per seed (bench_guided_repair's demo arm)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_guided_repair import DEMO, DEMO_OBJECTIVE, run_once
+
+    check = [sys.executable, "-m", "unittest", "discover", "-s", ".", "-p", "test*.py", "-q"]
+    outcomes = []
+    for seed in range(1, seeds + 1):
+        env = {"PROTOAGENT_GUIDED_REPAIR": "on", "PROTOAGENT_LOCAL_SEED": str(seed)}
+        outcome = run_once(f"seed {seed}", DEMO, DEMO_OBJECTIVE, env, 180.0, check)
+        print(f"  demo seed {seed}: {'fixed+verified' if outcome.fixed else 'not fixed'} {outcome.seconds:.1f} s")
+        outcomes.append(outcome)
+    fixed = [o.seconds for o in outcomes if o.fixed]
+    times = ", ".join(f"{o.seconds:.1f}" for o in outcomes)
+    return [
+        f"demo (examples/date-parser): {len(fixed)}/{len(outcomes)} seeds fixed and verified; seconds per run: {times}"
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0] if __doc__ else None)
     parser.add_argument("--model", default="", help="embedded alias or GGUF path (default: the embedded default)")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per speed arm")
     parser.add_argument("--max-tokens", type=int, default=96, help="output limit of the valid-action prompts")
+    parser.add_argument("--demo-seeds", type=int, default=3, help="demo runs with this build (0: none)")
     args = parser.parse_args()
     if not args.model:
         print(f"embedded default: {catalog.default_embedded().title}")
@@ -548,8 +594,11 @@ def main() -> int:
         print(f"cannot load the model: {error}", file=sys.stderr)
         return 1
     summary = asyncio.run(run(provider, args.rounds, args.max_tokens))
+    if args.demo_seeds > 0:
+        print(f"5. the demo's fix time, {args.demo_seeds} seeds")
+        summary += demo_summary(args.demo_seeds)
     print("\n=== summary ===")
-    print("\n".join(summary))
+    print("\n".join([*build_summary(), *summary]))
     return 0
 
 
