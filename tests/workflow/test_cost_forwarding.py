@@ -3,6 +3,7 @@ file costs the Coder one request (issue: cost of real work)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from protoagent.models.openai_compat import build_request
@@ -27,6 +28,9 @@ UTIL = "def helper(value):\n    return value * 2\n"
 TESTS = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
 FILES = {"app.py": APP, "util.py": UTIL, "test_app.py": TESTS}
 OBJECTIVE = "fix count in app.py"
+MAX_THREE_SPAN_CODER_BYTES = 3_600
+"""The three-span edit's one Coder request body, compact JSON: 3,562 bytes under the declaration
+rule (Coder's declarations were 66 bytes longer before it)."""
 
 
 def _shown(request: ModelRequest) -> str:
@@ -102,6 +106,10 @@ def test_a_three_span_edit_of_one_file_costs_one_coder_request(tmp_path: Path) -
     ]
     run = run_workflow(tmp_path, "swap the separators in app.py and fix count", turns, files=FILES)
     assert len(run.requests("coder")) == 1
+    (coder,) = run.requests("coder")
+    body = build_request(coder, "m", max_tokens_field="max_tokens", json_format="json_object")
+    size = len(json.dumps(body, separators=(",", ":")))
+    assert size <= MAX_THREE_SPAN_CODER_BYTES, size
     assert "--- app.py lines 1-10 of 10" in _shown(run.requests("coder")[0])  # no read_file needed first
     written = (run.root / "app.py").read_text()
     assert "split(';')" in written and "','.join" in written and "return len(rows)\n" in written

@@ -29,8 +29,10 @@ the fix and its verification in one turn; Coder edits from the carried span and 
 turn; the passing verify ends the run with a harness-composed summary (no closing request). The
 surface is decided by rules and the baseline runs from the plan, so neither costs a request.
 Before: 4 requests (a read_file turn and a closing-summary turn more)."""
-MAX_REQUEST_BYTES = 27_300
-"""1.2x mini-swe-agent's 22.7 kB on this example, as OpenAI-compatible request bodies (compact JSON)."""
+MAX_REQUEST_BYTES = 10_500
+"""Both OpenAI-compatible request bodies (compact JSON): about 10.2 to 10.4 kB under the declaration
+rule, by the length of the temporary path the prompts name (11.1 to 11.3 kB before it); the
+issue's ceiling was 27,300, 1.2x mini-swe-agent's 22.7 kB on this example."""
 
 
 def _turn(role: str, *calls: tuple[str, dict[str, Any]], text: str = "") -> dict[str, Any]:
