@@ -26,6 +26,12 @@ WRONG = "    return int(day), int(month), int(year)"
 OBJECTIVE = "fix the failing date parser test"
 
 
+@pytest.fixture(autouse=True)
+def model_candidates_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These runs pin what the model's candidates do: the operator phase would fix the bug first."""
+    monkeypatch.setenv("PROTOAGENT_REPAIR_OPERATORS", "off")
+
+
 def candidate(new: str) -> dict[str, Any]:
     return {"role": REPAIR_AGENT, "text": json.dumps({"path": "dates.py", "old": OLD, "new": new})}
 

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from protoagent.events import Event, MemoryStore
 from protoagent.repair.candidates import REPAIR_AGENT, CandidateEdit
 from protoagent.repair.search import no_op
@@ -30,6 +32,12 @@ def bounds(values):
 BOUNDS_TEST = "from bounds import bounds\n\n\ndef test_bounds():\n    assert bounds([3, 1, 2]) == (1, 3)\n"
 LOW, HIGH = "    low = ordered[-1]", "    high = ordered[0]"
 LOW_FIXED, HIGH_FIXED = "    low = ordered[0]", "    high = ordered[-1]"
+
+
+@pytest.fixture(autouse=True)
+def model_candidates_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These runs pin the search over the model's candidates: the operator phase would fix the bugs first."""
+    monkeypatch.setenv("PROTOAGENT_REPAIR_OPERATORS", "off")
 
 
 def candidate(path: str, old: str, new: str) -> dict[str, Any]:

@@ -8,14 +8,15 @@ moved the failure (the check still fails, with another message) is put in place,
 traced again, and edits of the other lines of the same function that now run are tried with it
 (the same operator first: two comparisons of one function, two assignments of one chain). The
 phase takes at most ``SINGLES_SHARE`` of the repair's seconds for singles and ``PAIRS_SHARE``
-with its pairs; the model's candidates get the rest.
+with its pairs; the model's candidates get the rest. ``PROTOAGENT_REPAIR_OPERATORS=off`` skips it.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from protoagent.checks.failures import failed_tests
@@ -27,6 +28,8 @@ from protoagent.repair.operators import Scored, line_candidates, pools
 from protoagent.repair.scratch import ScratchWorkspace
 from protoagent.repair.trace import Executed, executed_lines
 
+OPERATORS_ENV = "PROTOAGENT_REPAIR_OPERATORS"
+"""``off`` leaves every candidate to the model (the operator phase is skipped)."""
 SINGLES_SHARE = 0.55
 """Of the repair's seconds, the share operator singles may use."""
 PAIRS_SHARE = 0.8
@@ -51,6 +54,12 @@ def progress(message: str, failing: Sequence[str]) -> Progress:
     match = _COMPARED.search(message)
     near = difflib.SequenceMatcher(None, match["left"], match["right"]).ratio() if match else 0.0
     return (-len(failing), near)
+
+
+def operators_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Off only when ``PROTOAGENT_REPAIR_OPERATORS`` says ``off``, ``0``, ``false`` or ``no``."""
+    value = (environ if environ is not None else os.environ).get(OPERATORS_ENV, "on").strip().lower()
+    return value not in ("off", "0", "false", "no")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from protoagent.checks.types import CheckSpec
 from protoagent.repair.candidates import CandidateEdit, CandidateSource, focus_on
 from protoagent.repair.edits import code_prefix, copies_expected_value, replace_line
 from protoagent.repair.localize import Localization, SourceFunction, assertion_message
-from protoagent.repair.operator_search import OperatorPhase
+from protoagent.repair.operator_search import OperatorPhase, operators_enabled
 from protoagent.repair.scratch import ScratchWorkspace
 
 MAX_CHECK_SECONDS = 30.0
@@ -107,7 +107,7 @@ class Search:
             self.state.seconds,
             lambda: self.state.last_output,
         )
-        if await operators.run() or self.state.spent():
+        if operators_enabled() and (await operators.run() or self.state.spent()):
             return self.state
         for lines, skip, take in PASSES:
             for function in self.localization.functions:

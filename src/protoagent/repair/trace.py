@@ -35,8 +35,8 @@ class Executed:
     types: Mapping[tuple[str, int], Mapping[str, str]] = field(default_factory=dict)
     """(path, line) -> each local name's type name when the line first ran."""
 
-    def ran(self, path: str) -> frozenset[int] | None:
-        """The lines run in ``path`` (``None``: the trace says nothing of it, so none ran)."""
+    def ran(self, path: str) -> frozenset[int]:
+        """The lines run in ``path`` (none when the trace does not name it)."""
         return self.lines.get(path, frozenset())
 
     def names_at(self, path: str, line: int) -> Mapping[str, str] | None:
