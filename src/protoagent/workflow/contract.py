@@ -102,6 +102,11 @@ def classify(objective: str) -> tuple[Surface, str] | None:
     return None
 
 
+def reports_bug(text: str) -> bool:
+    """A bug report without an imperative ("parse_size('1 kB') returns 1024 instead of 1000")."""
+    return _SYMPTOM.search(text) is not None
+
+
 def _asks_to_change(text: str) -> bool:
     """An imperative to change code: an edit verb heading a sentence (courtesy allowed), or joined
     to a statement. An edit verb inside a question ("what did we change?") is not one."""

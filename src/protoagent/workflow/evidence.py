@@ -18,6 +18,7 @@ from protoagent.checks.failures import short_name
 from protoagent.checks.receipts import CheckReceipt, receipt_excerpt
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
+from protoagent.workflow.contract import reports_bug
 from protoagent.workflow.criteria import CriterionSupport, PassingCheck, criteria_support
 from protoagent.workflow.phase_control import first_denial, run_start
 from protoagent.workflow.reports import guided_repair_notes
@@ -362,8 +363,9 @@ def names_a_test(objective: str, test_id: str) -> bool:
 
 
 def seeks_fix(objective: str) -> bool:
-    """True when the objective asks to fix failures (a failing test, a bug, a crash)."""
-    return _SEEKS_FIX.search(objective) is not None
+    """True when the objective asks to fix failures (a failing test, a bug, a crash) or reports
+    a bug without a verb ("X returns Y instead of Z"): the tests it fixed support it."""
+    return _SEEKS_FIX.search(objective) is not None or reports_bug(objective)
 
 
 def leaves_old_failures(result: CheckResult, objective: str) -> bool:
