@@ -50,8 +50,16 @@ class PythonSuite:
 
 
 def is_test_file(name: str) -> bool:
-    """pytest's and unittest's default test module names: ``test*.py`` or ``*_test.py``."""
+    """pytest's and unittest's default test module names: ``test*.py`` or ``*_test.py`` (what
+    discovery collects; :func:`is_test_code` asks the wider question)."""
     return name.endswith(".py") and (name.startswith("test") or name.endswith("_test.py"))
+
+
+def is_test_code(path: str) -> bool:
+    """Whether ``path`` is test code rather than code under test: a ``test_*`` or ``*_test.py``
+    module, a ``conftest.py``, or any file beneath a ``tests/`` folder (its helpers too)."""
+    name = os.path.basename(path)
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
 
 
 def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.checks.failures import failed_tests
+from protoagent.checks.python_suites import is_test_code
 from protoagent.repair.ranking import rank_lines
 from protoagent.repair.resolve import Definition, Function, Resolver
 from protoagent.workspace.confined import read_confined
@@ -90,19 +91,14 @@ class Localization:
         return "\n".join(parts)
 
 
-def is_test_file(path: str) -> bool:
-    name = os.path.basename(path)
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
-
-
 def localize(root: Path, output: str) -> Localization | None:
     """The source functions a failing check's output points at, or ``None`` when it says too little."""
     chain = frames(root, output)
-    tests = [f for f in chain if is_test_file(f.path)]
+    tests = [f for f in chain if is_test_code(f.path)]
     if not tests:
         return None
     test = tests[0]
-    deeper = [f for f in chain[chain.index(test) + 1 :] if not is_test_file(f.path)]
+    deeper = [f for f in chain[chain.index(test) + 1 :] if not is_test_code(f.path)]
     resolver = Resolver(root)
     found: dict[tuple[str, int], Definition] = {}
     hot: dict[tuple[str, int], set[int]] = {}
@@ -223,7 +219,7 @@ def _resolved_calls(resolver: Resolver, rel: str, node: ast.AST, scope: Function
     for child in ast.walk(node):
         if isinstance(child, ast.Call):
             target = resolver.resolve_call(rel, child, scope)
-            if target is not None and not is_test_file(target.path) and target.node is not scope:
+            if target is not None and not is_test_code(target.path) and target.node is not scope:
                 found.setdefault((target.path, target.node.lineno), target)
     return list(found.values())
 
@@ -232,7 +228,7 @@ def _callees(resolver: Resolver, found: list[Definition]) -> list[Definition]:
     """Functions that the found ones call (one level), resolved through ``self``'s class and imports."""
     callees: list[Definition] = []
     for definition in found:
-        if not is_test_file(definition.path):
+        if not is_test_code(definition.path):
             callees.extend(_resolved_calls(resolver, definition.path, definition.node, definition.node))
     return callees
 
