@@ -136,13 +136,15 @@ class ScratchWorkspace:
             return ScratchRun(check.id, False, "error", rejection.message)
         ids = failing_ids(self.options.failing.get(check.id, ""), command.cwd)
         argv = narrowed(check.argv, command.cwd, ids) if check.id not in self._unnarrowed else None
+        unselected = False
         if argv is not None:
             first = await self._run(check, argv, site, request)
             unselected = not_selected(first.exit_code, first.output)
-            if not unselected and not self._verdict(check, first, command.cwd).passed:
-                return self._verdict(check, first, command.cwd, narrowed=True)
+            verdict = self._verdict(check, first, command.cwd, narrowed=True)
+            if not unselected and not verdict.passed:
+                return verdict
         whole = self._verdict(check, await self._run(check, check.argv, site, request), command.cwd)
-        if argv is not None and unselected and whole.tests_run:
+        if unselected and whole.tests_run:
             self._unnarrowed.add(check.id)  # the whole check collects, the ids selected nothing: stale ids
         return whole
 
