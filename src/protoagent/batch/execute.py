@@ -12,7 +12,7 @@ import asyncio
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from protoagent.batch.patches import snapshot_config
 from protoagent.batch.swebench import instance_outcome
 from protoagent.batch.tasks import BatchTask, Expectation
 from protoagent.errors import ProtoAgentError
+from protoagent.events.catalog import ModelRequested
+from protoagent.events.queries import facts
 from protoagent.events.usage import token_totals
 
 
@@ -74,25 +76,23 @@ def _score(task: BatchTask, workspace: Path, config: bytes, scratch: Path, setup
 
 async def _run(task: BatchTask, workspace: Path, setup: WorkerSetup) -> dict[str, Any]:
     from protoagent.events.stores import open_store_at
-    from protoagent.workflow.run import RunOptions, run_task
+    from protoagent.workflow.run import run_task
+    from protoagent.workflow.run_options import run_options
 
     home = Path(setup.data_home)
     with open_store_at(setup.store) as store:
-        options = RunOptions(
-            repo=workspace,
-            model=task.model,
-            store=store,
+        # A suite's runs take the optional agents' defaults, whatever the user's settings say.
+        options = replace(
+            run_options(workspace, task.model, store, home, agents={}),
             approval=task.approval,
             answerer=None,
             surface=task.surface,
             mode=task.mode,
-            data_home=home,
-            artifacts_root=home / "artifacts",
             max_model_calls=task.max_model_calls,
         )
         report = await run_task(task.objective, options)
         events = store.load(report.session_id)
-    calls = sum(1 for e in events if e.type == "model.requested")
+    calls = sum(1 for _ in facts(events, ModelRequested))
     data = report.to_json()
     return {
         "session_id": report.session_id,

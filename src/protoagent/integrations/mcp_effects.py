@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from protoagent.events.catalog import McpDiagnostics, ToolEnded, ToolStarted
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_calls import arguments_summary
 
@@ -29,19 +31,20 @@ def external_effects(events: Iterable[Event]) -> list[dict[str, Any]]:
     effects: list[dict[str, Any]] = []
     asked: dict[str, dict[str, Any]] = {}
     for event in events:
-        if event.type == "tool.started" and is_mcp_call(str(event.payload["tool"])):
-            asked[str(event.payload["call_id"])] = dict(event.payload.get("arguments") or {})
-        if event.type != "tool.ended" or not is_mcp_call(str(event.payload["tool"])):
+        if (started := event.fact(ToolStarted)) is not None and is_mcp_call(started.tool):
+            asked[started.call_id] = dict(started.arguments)
+        ended = event.fact(ToolEnded)
+        if ended is None or not is_mcp_call(ended.tool):
             continue
-        status = str(event.payload["status"])
-        data = event.payload.get("data") or {}
+        status = ended.status
+        data = ended.data
         if status == "rejected" or data.get("external_effect") is False:
             continue
-        arguments = asked.get(str(event.payload["call_id"]), {})
-        server, tool = _names(str(event.payload["tool"]), data, arguments)
+        arguments = asked.get(ended.call_id, {})
+        server, tool = _names(ended.tool, data, arguments)
         summary = data.get("arguments_summary")
         if not isinstance(summary, str):
-            native = str(event.payload["tool"]).startswith(NATIVE_PREFIX)
+            native = ended.tool.startswith(NATIVE_PREFIX)
             inner = arguments if native else arguments.get("arguments", {})
             summary = arguments_summary(inner if isinstance(inner, dict) else {"arguments": inner})
         effects.append({"server": server, "tool": tool, "arguments_summary": summary, "status": status})
@@ -59,11 +62,7 @@ def _names(name: str, data: dict[str, Any], arguments: dict[str, Any]) -> tuple[
 
 def diagnostics_notes(events: Iterable[Event]) -> list[str]:
     """The MCP file problems a run recorded, as report notes."""
-    notes: list[str] = []
-    for event in events:
-        if event.type == DIAGNOSTICS_EVENT:
-            notes += [f"MCP: {line}" for line in event.payload.get("diagnostics", [])]
-    return notes
+    return [f"MCP: {line}" for _, found in facts(events, McpDiagnostics) for line in found.diagnostics]
 
 
 def describe_effect(effect: dict[str, Any]) -> str:

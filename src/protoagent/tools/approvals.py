@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from protoagent.events.catalog import ApprovalRuleAdded
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 
 Policy = Literal["ask", "auto-edit", "auto", "deny", "never"]
@@ -271,4 +273,4 @@ def _beneath(path: str, scope: str) -> bool:
 
 def rules_from_events(events: Iterable[Event]) -> list[SessionRule]:
     """The session rules a log recorded (``approval.rule_added``), oldest first."""
-    return [SessionRule.from_json(e.payload["rule"]) for e in events if e.type == "approval.rule_added"]
+    return [SessionRule.from_json(added.rule) for _, added in facts(events, ApprovalRuleAdded)]

@@ -14,8 +14,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from protoagent.errors import ConfigError, ToolRejected
+from protoagent.events.catalog import ToolEnded
 from protoagent.events.log import SessionLog
-from protoagent.events.types import Event
+from protoagent.events.queries import facts
 from protoagent.tools.base import AnyTool, Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 SESSION_LOG_SERVICE = "session_log"
@@ -30,22 +31,22 @@ class RecallInput(BaseModel):
     start: int = Field(0, ge=0)
 
 
-def _ended(log: SessionLog, call_id: str, agent: str) -> Event:
-    found: Event | None = None
-    for event in log.events:
-        if event.type == "tool.ended" and event.payload.get("call_id") == call_id:
+def _ended(log: SessionLog, call_id: str, agent: str) -> ToolEnded:
+    found: ToolEnded | None = None
+    for event, ended in facts(log.events, ToolEnded):
+        if ended.call_id == call_id:
             if event.agent == agent:
-                return event
-            found = found or event
+                return ended
+            found = found or ended
     if found is None:
         raise ToolRejected(f"no recorded result has call id {call_id!r}; copy it from a receipt", kind="unknown_call")
     return found
 
 
-def _artifact(event: Event, folder: Path | None) -> Path | None:
-    """The event's artifact file when it lies inside this session's artifact folder."""
-    locator = event.payload.get("artifact")
-    if not isinstance(locator, str) or not locator or folder is None:
+def _artifact(ended: ToolEnded, folder: Path | None) -> Path | None:
+    """The result's artifact file when it lies inside this session's artifact folder."""
+    locator = ended.artifact
+    if not locator or folder is None:
         return None
     path = Path(locator).resolve()
     inside = path.is_relative_to(folder.resolve())
@@ -70,25 +71,24 @@ class RecallTool(Tool[RecallInput]):
         log = ctx.services.get(SESSION_LOG_SERVICE)
         if not isinstance(log, SessionLog):
             raise ConfigError(f"the session wiring must put the SessionLog into services[{SESSION_LOG_SERVICE!r}]")
-        event = _ended(log, args.call_id, ctx.agent_role)
-        return Prepared(preview=f"recall {args.call_id}", effect="read", state=(event, args.start))
+        ended = _ended(log, args.call_id, ctx.agent_role)
+        return Prepared(preview=f"recall {args.call_id}", effect="read", state=(ended, args.start))
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        event, start = prepared.state
+        ended, start = prepared.state
         limit = RECALL_CHARS[ctx.profile]
-        artifact = _artifact(event, ctx.artifacts_dir)
+        artifact = _artifact(ended, ctx.artifacts_dir)
         if artifact is not None:
             text, total = await asyncio.to_thread(_read_artifact, artifact, start, limit)
             unit = "bytes"
         else:
-            output = str(event.payload.get("output", ""))
+            output = ended.output
             text, total, unit = output[start : start + limit], len(output), "chars"
         end = min(start + limit, total)
-        payload = event.payload
-        header = f"recalled {payload.get('tool', '?')} {payload.get('call_id')} ({payload.get('status', '?')}), "
+        header = f"recalled {ended.tool} {ended.call_id} ({ended.status}), "
         header += f"{unit} {start}-{end} of {total}; recorded output, files may have changed since"
         more = f"\n[more: start={end}]" if end < total else ""
-        data = {"call_id": payload.get("call_id"), "start": start, "end": end, "total": total, "unit": unit}
+        data = {"call_id": ended.call_id, "start": start, "end": end, "total": total, "unit": unit}
         return ToolOutput(f"{header}\n{text}{more}", data=data)
 
 

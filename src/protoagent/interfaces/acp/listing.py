@@ -9,6 +9,7 @@ from acp.schema import ListSessionsResponse, SessionInfo
 
 from protoagent.agents.modes import session_facts
 from protoagent.errors import ProtoAgentError
+from protoagent.events.catalog import SessionCreated
 from protoagent.events.store import SessionStore
 
 PAGE = 50
@@ -47,7 +48,8 @@ class SessionListing:
             events = self.store.load(session_id)
         except ProtoAgentError:
             return None
-        if not events or events[0].payload.get("parent_session_id"):
+        created = events[0].fact(SessionCreated) if events else None
+        if created is None or created.parent_session_id:
             return None
         facts = session_facts(session_id, events)
         updated = datetime.fromtimestamp(events[-1].time, UTC).isoformat()

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protoagent.events.catalog import RunEnded, SessionCreated, SessionResumed
+from protoagent.events.queries import starts_run
 from protoagent.events.store import SessionStore, SessionSummary
 from protoagent.events.types import Event
 from protoagent.models.catalog import EMBEDDED_MODELS
@@ -21,7 +23,6 @@ MAX_REPOSITORIES = 200
 """Repositories a new-run form lists at most (the repository field still takes any path)."""
 REPOSITORY_DEPTH = 2
 """How deep under a root a repository (a folder with ``.git``) is looked for."""
-RUN_STARTS = frozenset({"session.created", "session.resumed"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,19 +75,20 @@ class SessionRows:
 
 
 def _facts(events: list[Event], summary: SessionSummary) -> _Facts:
-    created = events[0].payload if events else {}
-    model, status, runs = str(created.get("model", "")), "unfinished", 0
+    created = events[0].fact(SessionCreated) if events else None
+    model, status, runs = created.model if created is not None else "", "unfinished", 0
     for event in events:
-        if event.type in RUN_STARTS:
+        if starts_run(event):
             runs += 1
-            model = str(event.payload.get("model") or model)
+            started = event.fact(SessionCreated) or event.fact(SessionResumed)
+            model = (started.model if started is not None else None) or model
             status = "unfinished"
-        elif event.type == "run.ended":
-            status = str(event.payload.get("status", "unfinished"))
+        elif (ended := event.fact(RunEnded)) is not None:
+            status = ended.status
     return _Facts(
         summary.event_count,
-        str(created.get("root", "")),
-        str(created.get("mode") or "coding"),
+        created.root if created is not None else "",
+        (created.mode if created is not None else None) or "coding",
         model,
         status,
         runs,
