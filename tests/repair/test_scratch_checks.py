@@ -17,6 +17,7 @@ from protoagent.processes.groups import group_alive
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.sandbox import select_sandbox
 from protoagent.repair.candidates import REPAIR_AGENT
+from protoagent.repair.pytest_args import failing_ids, narrowed
 from protoagent.repair.scratch import ScratchOptions, ScratchWorkspace
 from protoagent.testing import ScriptedModel
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest, rules_from_events
@@ -187,3 +188,20 @@ def test_a_candidate_past_its_time_limit_times_out_and_the_next_gets_a_fresh_for
     assert (slow.passed, slow.outcome, slow.forked) == (False, "timed_out", True)
     assert left_running == [], "the timed-out candidate's server and child must be stopped"
     assert (after.passed, after.forked) == (True, True) and "2 passed" in after.output
+
+
+def test_narrowing_replaces_only_the_checks_test_paths_and_never_widens_past_them(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "test_b.py").write_text("")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    python = (sys.executable, "-m", "pytest")
+    argv = (*python, "-q", "-c", "pytest.ini", "-k", "tests", "tests")
+    inside, outside = "tests/test_a.py::test_x[1 - 2]", "other/test_b.py::test_y"
+    assert narrowed(argv, tmp_path, [inside]) == (*python, "-q", "-c", "pytest.ini", "-k", "tests", inside)
+    assert narrowed(argv, tmp_path, [inside, outside]) is None
+    assert narrowed((*python, "-q"), tmp_path, [outside]) == (*python, "-q", outside)
+    assert narrowed(("pytest", "-q"), tmp_path, [inside]) is None
+    output = f"FAILED {inside} - assert 1 == 2\nSUBFAILED[sub] {outside} - boom\nFAILED gone.py::t - x\n"
+    assert failing_ids(output, tmp_path) == (inside, outside)
