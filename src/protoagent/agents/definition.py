@@ -27,7 +27,6 @@ AgentRole = Literal["lead", "member"]
 AgentSource = Literal["builtin", "user", "project"]
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 LIST_FIELDS = ("tools", "tools_opt_out", "skills", "mcp_servers")
-KNOWN_FIELDS = frozenset({"name", "description", "mode", "role", "lead", "model", "enabled", *LIST_FIELDS})
 _FENCE = "---"
 
 

@@ -188,11 +188,6 @@ def load_mcp_config(
     return MCPConfig(servers, tuple(diagnostics))
 
 
-def load_mcp_servers(root: Path, home: Path | None) -> dict[str, MCPServerSpec]:
-    """The enabled servers only (diagnostics dropped): see ``load_mcp_config``."""
-    return load_mcp_config(root, home).enabled
-
-
 def read_raw(path: Path, fence: Path | None = None) -> dict[str, Any]:
     """A file's JSON object (empty when missing); raises ``ValueError`` with the reason.
 

@@ -16,7 +16,6 @@ from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span
 
 Operation = Literal["definition", "references", "callers", "callees", "outline"]
-OPERATIONS: tuple[Operation, ...] = ("definition", "references", "callers", "callees", "outline")
 MAX_RESULTS = 40
 MAX_UNRESOLVED_SHOWN = 8
 MAX_SOURCES_SHOWN = 3

@@ -35,11 +35,6 @@ class OutputPump:
         self.output = output
         self._fd: int | None = read_fd
 
-    @property
-    def at_end(self) -> bool:
-        """Whether the pipe reached end of file (every writer closed it) or was closed."""
-        return self._fd is None
-
     def copy_until(self, wake_fd: int | None, timeout_s: float | None) -> bool:
         """Copy output until ``wake_fd`` is readable (true) or ``timeout_s`` passes (false).
 

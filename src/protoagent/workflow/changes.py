@@ -111,11 +111,6 @@ def _objective(span: Sequence[Event]) -> str:
     return ""
 
 
-def turn_at(events: Sequence[Event], seq: int) -> int:
-    """The user turn the event at ``seq`` belongs to (0 before the first)."""
-    return sum(1 for e in events if starts_run(e) and e.seq <= seq)
-
-
 def file_writes(events: Sequence[Event]) -> list[FileWrite]:
     """Every image the session put in place, in log order."""
     out: list[FileWrite] = []

@@ -261,11 +261,6 @@ def _no_match(normalized: str, old_n: str, path: str) -> ToolRejected:
     )
 
 
-def unified_edit_diff(path: str, normalized: str, start: int, end: int, new_n: str) -> str:
-    """A unified diff of replacing ``normalized[start:end]``, computed on nearby lines only."""
-    return _multi_span_diff(path, normalized, [(start, end, new_n)])
-
-
 def _multi_span_diff(path: str, normalized: str, spans: Sequence[tuple[int, int, str]], context: int = 3) -> str:
     """One unified diff of replacing each ``normalized[start:end]`` (sorted, disjoint) with its
     new text, computed on the lines near each span only; nearby spans share a hunk."""
