@@ -55,10 +55,19 @@ def silence_preloaded_rewrite_warning() -> None:
 
 
 def drop_workspace_modules(root: str) -> None:
+    """Forget every module loaded from a file of the workspace copy ``root``, so the next import
+    reads the file again. A folder the copy links rather than copies (``.venv``, an environment's
+    site-packages with pytest itself) is not the workspace: its modules stay."""
     prefix = root.rstrip(os.sep) + os.sep
+    linked: dict[str, bool] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None) or ""
-        if path.startswith(prefix):
+        if not path.startswith(prefix):
+            continue
+        top = path[len(prefix) :].split(os.sep, 1)[0]
+        if top not in linked:
+            linked[top] = os.path.islink(os.path.join(prefix, top))
+        if not linked[top]:
             del sys.modules[name]
 
 
