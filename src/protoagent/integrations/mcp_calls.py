@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from protoagent.errors import ToolRejected
-from protoagent.integrations.evidence import evidence_header
 from protoagent.integrations.mcp_arguments import check_arguments
 from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure, MCPToolInfo, render_result
 from protoagent.integrations.mcp_config import MCPServerSpec
+from protoagent.integrations.untrusted import untrusted_header
 from protoagent.tools.base import Effect, Prepared, ToolContext, ToolOutput
 
 SUMMARY_CHARS = 200
@@ -112,7 +112,7 @@ async def execute_call(broker: MCPBroker, plan: CallPlan, ctx: ToolContext) -> T
     except MCPFailure as failure:
         return ToolOutput(str(failure), status="error", data=data)
     spec = broker.server(plan.server)
-    header = evidence_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
+    header = untrusted_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
     text = render_result(result)
     data |= {"is_error": bool(result.is_error), "truncated": len(text) > spec.max_output}
     artifact = None

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.errors import ConfigError
-from protoagent.integrations.evidence import clip, evidence_header
 from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
 from protoagent.integrations.mcp_calls import failure_output, plan_of
 from protoagent.integrations.mcp_tools import broker_of, listing_prepared
+from protoagent.integrations.untrusted import clip, untrusted_header
 from protoagent.processes.command import SandboxProfile
 from protoagent.tools.approvals import Answerer, ApprovalRequest, ApprovalService, Policy
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
@@ -136,7 +136,7 @@ async def _listing_output(
     except MCPFailure as failure:
         return failure_output(failure, plan)
     body, cut = clip(text, MAX_CHARS)
-    header = evidence_header(f"MCP server {plan.server!r}{what}")
+    header = untrusted_header(f"MCP server {plan.server!r}{what}")
     return ToolOutput(f"{header}\n{body}" + ("\n[truncated]" if cut else ""), data={"server": plan.server})
 
 

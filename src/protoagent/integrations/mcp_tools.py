@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from protoagent.errors import ConfigError, ToolRejected
-from protoagent.integrations.evidence import clip, evidence_header
 from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
 from protoagent.integrations.mcp_calls import (
     CallPlan,
@@ -27,6 +26,7 @@ from protoagent.integrations.mcp_calls import (
     prepare_call,
     start_step,
 )
+from protoagent.integrations.untrusted import clip, untrusted_header
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 BROKER_SERVICE = "mcp_broker"
@@ -108,7 +108,7 @@ class ListMcpToolsTool(Tool[ListMcpToolsInput]):
             return failure_output(failure, plan)
         spec = broker.server(plan.server)
         shown = [t for t in tools if spec.tool_allowed(t.name)]
-        lines = [evidence_header(f"MCP server {plan.server!r}"), f"{len(shown)} tools:"]
+        lines = [untrusted_header(f"MCP server {plan.server!r}"), f"{len(shown)} tools:"]
         lines += [f"- {info.name}: {info.summary}" if info.summary else f"- {info.name}" for info in shown]
         data = {"server": plan.server, "tools": [{"name": t.name, "description": t.summary} for t in shown]}
         return ToolOutput("\n".join(lines), data=data)
@@ -136,7 +136,7 @@ class McpToolSchemaTool(Tool[McpToolSchemaInput]):
             return failure_output(failure, plan)
         info = broker.find_tool(plan.server, plan.tool, tools)
         schema, clipped = clip(json.dumps(info.input_schema, indent=2), MAX_SCHEMA_CHARS)
-        header = evidence_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
+        header = untrusted_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
         text = f"{header}\n{info.description.strip()}\ninput schema:\n{schema}" + ("\n[truncated]" if clipped else "")
         return ToolOutput(text, data={"server": plan.server, "tool": plan.tool, "input_schema": info.input_schema})
 
@@ -176,7 +176,7 @@ class ReadMcpOutputTool(Tool[ReadMcpOutputInput]):
         end = args.offset + len(page)
         more = f"\n[characters {args.offset}-{end} of {len(text)}; read on with offset={end}]"
         more = more if end < len(text) else ""
-        header = evidence_header(f"MCP output of call {args.call_id!r}")
+        header = untrusted_header(f"MCP output of call {args.call_id!r}")
         body = f"{header}\n{page}{more}"
         return Prepared(f"read MCP output of call {args.call_id!r} from {args.offset}", "read", state=body)
 

@@ -17,8 +17,8 @@ from urllib.parse import quote_plus
 from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.errors import ToolRejected
-from protoagent.integrations.evidence import clip, evidence_header
 from protoagent.integrations.html_text import html_to_text
+from protoagent.integrations.untrusted import clip, untrusted_header
 from protoagent.integrations.web_fetch import (
     DEFAULT_TIMEOUT_S,
     MAX_BODY_BYTES,
@@ -110,7 +110,7 @@ class FetchUrlTool(Tool[FetchUrlInput]):
         notes = [f"status {got.status}", got.content_type, f"{len(text)} of {len(readable)} characters"]
         if got.truncated:
             notes.append(f"body cut at {plan.limits.max_bytes} bytes")
-        body = f"{evidence_header(got.url)}\n{'; '.join(notes)}\n---\n{text}"
+        body = f"{untrusted_header(got.url)}\n{'; '.join(notes)}\n---\n{text}"
         if clipped:
             body += f"\n[truncated at {plan.max_chars} characters]"
         data = {
@@ -181,7 +181,7 @@ class WebSearchTool(Tool[WebSearchInput]):
             results = parse_results(json.loads(got.text()))[: plan.max_results]
         except ValueError as exc:
             return ToolOutput(f"the search endpoint's answer is not usable: {exc}", status="error")
-        lines = [evidence_header(f"web search {plan.url}"), f"{len(results)} results"]
+        lines = [untrusted_header(f"web search {plan.url}"), f"{len(results)} results"]
         for number, result in enumerate(results, 1):
             lines.append(f"{number}. {result['title']}\n   {result['url']}\n   {clip(result['snippet'], 300)[0]}")
         return ToolOutput("\n".join(lines), data={"url": plan.url, "results": results})
