@@ -16,6 +16,7 @@ from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
+    InitializeResponse,
     PermissionOption,
     RequestPermissionResponse,
     ToolCallUpdate,
@@ -36,6 +37,8 @@ class RecordingClient:
     """Records every update and answers each permission request with ``choice``."""
 
     choice: str = "allow-once"
+    initialized: InitializeResponse | None = None
+    """The agent's answer to ``initialize``."""
     updates: list[tuple[str, Any]] = field(default_factory=list)
     permissions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
 
@@ -65,7 +68,7 @@ async def acp_agent(
     env = {**os.environ, "PROTOAGENT_HOME": str(home)}
     args = ("-m", "protoagent", "acp", "--model", f"scripted:{script}", *extra)
     async with spawn_agent_process(client, sys.executable, *args, env=env) as (conn, process):
-        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+        client.initialized = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
         yield conn, process
 
 

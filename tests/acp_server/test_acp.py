@@ -131,21 +131,6 @@ def test_session_load_replays_a_recorded_session(tmp_path: Path) -> None:
     assert client.permissions == []
 
 
-def test_session_load_of_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
-    repo = date_repo(tmp_path)
-    client = RecordingClient()
-
-    async def scenario() -> str:
-        async with acp_agent(tmp_path / "home", edit_script(tmp_path / "s.jsonl"), client) as (conn, _):
-            try:
-                await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id="nope"), 60)
-            except Exception as exc:  # the client raises the agent's JSON-RPC error
-                return str(getattr(exc, "data", exc))
-            return "no error"
-
-    assert "nope" in asyncio.run(scenario())
-
-
 def _appears(path: Path) -> bool:
     deadline = time.monotonic() + 60
     while not path.exists() and time.monotonic() < deadline:
@@ -187,13 +172,22 @@ def test_an_unknown_model_is_a_one_line_error_for_the_prompt(tmp_path: Path) -> 
     assert "cannot read model script" in message and "Traceback" not in message
 
 
-def test_session_load_of_a_session_this_server_ran_replays_its_run(tmp_path: Path) -> None:
+def test_session_load_of_a_session_this_server_ran_replays_its_run_and_of_an_unknown_one_is_a_clear_error(
+    tmp_path: Path,
+) -> None:
     repo = date_repo(tmp_path)
     script = write_script(tmp_path / "s.jsonl", [final_turn("Hello from ProtoAgent.", role="architect")])
     live = RecordingClient()
 
     async def scenario() -> None:
         async with acp_agent(tmp_path / "home", script, live) as (conn, _):
+            try:
+                await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id="nope"), 60)
+            except Exception as exc:  # the client raises the agent's JSON-RPC error
+                refused = str(getattr(exc, "data", exc))
+            else:
+                refused = "no error"
+            assert "nope" in refused
             session = await conn.new_session(cwd=str(repo))
             await asyncio.wait_for(_prompt(conn, session.session_id, "hello"), 60)
             before = len(live.updates)
@@ -209,47 +203,26 @@ def test_session_load_of_a_session_this_server_ran_replays_its_run(tmp_path: Pat
     asyncio.run(scenario())
 
 
-def test_prompts_continue_one_recorded_session_also_after_session_load(tmp_path: Path) -> None:
+def test_the_id_session_new_returned_is_listed_loads_and_continues_one_recorded_session_after_an_agent_restart(
+    tmp_path: Path,
+) -> None:
     repo = date_repo(tmp_path)
     home = tmp_path / "home"
     script = write_script(tmp_path / "s.jsonl", [final_turn("Noted.", role="architect")])
+    first = RecordingClient()
 
-    async def first_editor() -> str:
-        async with acp_agent(home, script, RecordingClient()) as (conn, _):
+    async def first_agent() -> str:
+        async with acp_agent(home, script, first) as (conn, _):
             session = await conn.new_session(cwd=str(repo))
             for text in ("hello", "hello again"):
                 await asyncio.wait_for(_prompt(conn, session.session_id, text), 60)
-        with open_store(home) as store:
-            [row] = store.list()
-            return row.session_id
-
-    recorded = asyncio.run(first_editor())
-
-    async def second_editor() -> None:
-        async with acp_agent(home, script, RecordingClient()) as (conn, _):
-            await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=recorded), 60)
-            await asyncio.wait_for(_prompt(conn, recorded, "one more"), 60)
-
-    asyncio.run(second_editor())
-    with open_store(home) as store:
-        assert len(store.list()) == 1
-        events = store.load(recorded)
-    said = [e.payload["text"] for e in events if e.type == "user.message" and e.agent == "architect"]
-    assert said == ["hello", "hello again", "one more"]
-
-
-def test_the_id_session_new_returned_loads_after_an_agent_restart_and_is_listed(tmp_path: Path) -> None:
-    repo = date_repo(tmp_path)
-    home = tmp_path / "home"
-    script = write_script(tmp_path / "s.jsonl", [final_turn("Noted.", role="architect")])
-
-    async def first_agent() -> str:
-        async with acp_agent(home, script, RecordingClient()) as (conn, _):
-            session = await conn.new_session(cwd=str(repo))
-            await asyncio.wait_for(_prompt(conn, session.session_id, "hello"), 60)
             return str(session.session_id)
 
     acp_id = asyncio.run(first_agent())
+    assert first.initialized is not None, "initialize advertises session/load and session/list"
+    capabilities = first.initialized.agent_capabilities
+    assert capabilities is not None and capabilities.load_session
+    assert capabilities.session_capabilities is not None and capabilities.session_capabilities.list is not None
     with open_store(home) as store:
         assert [row.session_id for row in store.list()] == [acp_id], "the ACP id is the recorded id"
     replay = RecordingClient()
@@ -260,33 +233,16 @@ def test_the_id_session_new_returned_loads_after_an_agent_restart_and_is_listed(
             elsewhere = await asyncio.wait_for(conn.list_sessions(cwd=str(tmp_path)), 60)
             assert elsewhere.sessions == []
             await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=acp_id), 60)
-            await asyncio.wait_for(_prompt(conn, acp_id, "again"), 60)
+            await asyncio.wait_for(_prompt(conn, acp_id, "one more"), 60)
             return [f"{s.session_id} {s.cwd} {s.title}" for s in listed.sessions]
 
     assert asyncio.run(restarted_agent()) == [f"{acp_id} {repo} hello"]
-    assert [u.content.text for u in replay.of("user_message_chunk")][:1] == ["hello"]
+    assert [u.content.text for u in replay.of("user_message_chunk")][:2] == ["hello", "hello again"]
     with open_store(home) as store:
+        assert len(store.list()) == 1, "every prompt continued the one recorded session"
         events = store.load(acp_id)
     said = [e.payload["text"] for e in events if e.type == "user.message" and e.agent == "architect"]
-    assert said == ["hello", "again"]
-
-
-def test_initialize_advertises_session_list(tmp_path: Path) -> None:
-    client = RecordingClient()
-    home = tmp_path / "home"
-
-    async def scenario() -> object:
-        env = {**os.environ, "PROTOAGENT_HOME": str(home)}
-        from acp import PROTOCOL_VERSION, spawn_agent_process
-
-        args = ("-m", "protoagent", "acp", "--model", "scripted:none.jsonl")
-        async with spawn_agent_process(client, sys.executable, *args, env=env) as (conn, _):
-            response = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
-            return response.agent_capabilities
-
-    capabilities = asyncio.run(scenario())
-    assert capabilities.session_capabilities.list is not None  # type: ignore[attr-defined]
-    assert capabilities.load_session  # type: ignore[attr-defined]
+    assert said == ["hello", "hello again", "one more"]
 
 
 def test_an_unreachable_model_ends_the_prompt_with_a_visible_failure_message(tmp_path: Path) -> None:
