@@ -16,6 +16,7 @@ import pytest
 from tests.app.support import agent_file, call, cli, say
 from tests.safety.recording_model import recording_model
 
+from protoagent.api import open_store
 from protoagent.testing import make_repo, write_script
 
 REPO_AGENTS = Path(".protoagent") / "agents" / "coding"
@@ -28,8 +29,8 @@ def _run(home: Path, repo: Path, *args: str, surface: bool = True) -> tuple[dict
     done = cli(home, "run", "--repo", str(repo), "--approval", "auto", *forced, "--json", *args)
     assert done.returncode in (0, 1, 3), done.stderr  # completed, failed or incomplete: a report either way
     report = json.loads(done.stdout)
-    shown = cli(home, "sessions", "show", report["session_id"], "--json")
-    return report, json.loads(shown.stdout)["events"]
+    with open_store(home) as store:  # the run's log, read where the CLI wrote it
+        return report, [e.model_dump() for e in store.load(report["session_id"])]
 
 
 def _answered_by(events: list[dict[str, Any]]) -> dict[str, set[str]]:
