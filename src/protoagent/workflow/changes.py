@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from protoagent.events.catalog import EvidenceReported, RunEnded, SessionRewound, TaskUpdated, ToolEnded
-from protoagent.events.queries import RUN_STARTS as RUN_STARTS  # read by workflow.closing
 from protoagent.events.queries import starts_run
 from protoagent.events.types import Event
 from protoagent.workflow.facts import WRITE_TOOLS

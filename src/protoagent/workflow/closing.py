@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 
 from protoagent.agents.profiles import ARCHITECT
 from protoagent.errors import YieldControl
+from protoagent.events.catalog import ModelCompleted, ModelRequested, ToolEnded, WorkflowPhase
+from protoagent.events.queries import facts, starts_run, tool_results
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import BeforeModelHook
 from protoagent.models.types import ModelRequest
@@ -78,9 +80,9 @@ def closing_hook(record: Callable[[], TaskRecord]) -> BeforeModelHook:
 def _review_pending(events: Sequence[Event]) -> bool:
     """A ``review`` phase opened after the lead's last request: its closing request is still to go."""
     for event in reversed(events):
-        if event.type == "model.requested" and event.agent == ARCHITECT:
+        if event.agent == ARCHITECT and event.fact(ModelRequested) is not None:
             return False
-        if event.type == "workflow.phase" and event.payload.get("phase") == REVIEW_PHASE:
+        if (phase := event.fact(WorkflowPhase)) is not None and phase.phase == REVIEW_PHASE:
             return True
     return False
 
@@ -127,7 +129,7 @@ def review_request(events: Sequence[Event], record: TaskRecord) -> str:
 
 def final_diff(events: Sequence[Event]) -> str:
     """This run's net file changes as a unified diff, cut at ``MAX_REVIEW_DIFF_CHARS``."""
-    turn = sum(1 for e in events if e.type in changes.RUN_STARTS)
+    turn = sum(1 for e in events if starts_run(e))
     diff = changes.unified_diff(changes.session_changes(events, turn)) or "(no net change)\n"
     if len(diff) > MAX_REVIEW_DIFF_CHARS:
         cut = len(diff) - MAX_REVIEW_DIFF_CHARS
@@ -167,14 +169,12 @@ def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:
 def unread_advice(events: Sequence[Event], after_seq: int) -> dict[str, str]:
     """Advice results (Tester, team members) the Architect received after its last model reply:
     no request followed them, so only the run's report can carry them. Bounded per worker."""
-    last_reply = max((e.seq for e in events if e.type == "model.completed" and e.agent == ARCHITECT), default=0)
+    last_reply = max((e.seq for e, _ in facts(events, ModelCompleted, agent=ARCHITECT)), default=0)
     found: dict[str, str] = {}
-    for e in events:
-        if e.seq <= max(after_seq, last_reply) or e.type != "tool.ended" or e.agent != ARCHITECT:
-            continue
-        role = (e.payload.get("data") or {}).get("advice")
-        if isinstance(role, str) and e.payload.get("status") == "ok":
-            text = str(e.payload["output"]).removeprefix("advice, not evidence:\n").strip()
+    for _, ended in facts(events, ToolEnded, agent=ARCHITECT, after=max(after_seq, last_reply)):
+        role = ended.data.get("advice")
+        if isinstance(role, str) and ended.status == "ok":
+            text = ended.output.removeprefix("advice, not evidence:\n").strip()
             if len(text) > MAX_UNREAD_ADVICE_CHARS:
                 text = (
                     text[:MAX_UNREAD_ADVICE_CHARS].rstrip()
@@ -192,18 +192,13 @@ def _tests(count: int | None) -> str:
 
 def _reporting_roles(events: Sequence[Event], after_seq: int) -> list[str]:
     """Workers that recorded a report after ``after_seq``, in the order they first reported."""
-    roles = (
-        e.agent
-        for e in events
-        if e.seq > after_seq and e.type == "tool.ended" and e.payload.get("tool") == "report_task"
-    )
-    return list(dict.fromkeys(roles))
+    return list(dict.fromkeys(e.agent for e, _ in tool_results(events, ("report_task",), after=after_seq)))
 
 
 def _after_verification(events: Sequence[Event], verified_seq: int) -> list[str]:
     """The Architect's calls that ended after the last passing receipt, with their status."""
+    if not verified_seq:
+        return []
     return [
-        f"{e.payload['tool']} ({e.payload['status']})"
-        for e in events
-        if verified_seq and e.seq > verified_seq and e.type == "tool.ended" and e.agent == ARCHITECT
+        f"{ended.tool} ({ended.status})" for _, ended in facts(events, ToolEnded, agent=ARCHITECT, after=verified_seq)
     ]

@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
 from protoagent.checks.receipts import CheckReceipt, receipt_excerpt
+from protoagent.events.catalog import RunContract, ToolEnded, ToolStarted
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.contract import reports_bug
@@ -171,20 +172,21 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
     baselines: dict[str, tuple[tuple[str, ...], int]] = {}
     changed = False
     for e in events:
-        if e.type == "run.contract":
+        if e.fact(RunContract) is not None:
             changed = False
         elif file_writes([e]):
             changed = True
-        if e.type == "tool.started" and e.payload["tool"] == "run_check":
-            requested[e.payload["call_id"]] = e.payload["arguments"]
-        if e.type != "tool.ended" or e.payload["tool"] != "run_check":
+        if (started := e.fact(ToolStarted)) is not None and started.tool == "run_check":
+            requested[started.call_id] = started.arguments
+        ended = e.fact(ToolEnded)
+        if ended is None or ended.tool != "run_check":
             continue
-        data = e.payload.get("data", {})
-        asked = requested.get(e.payload["call_id"], {})
+        data = ended.data
+        asked = requested.get(ended.call_id, {})
         check_id = data.get("check_id", asked.get("check_id"))
         if not isinstance(check_id, str):
             continue
-        status = e.payload["status"]
+        status = ended.status
         if status == "rejected":
             continue
         outcome = str(data.get("outcome") or status) if status != "denied" else status
@@ -196,7 +198,7 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
         if phase == "baseline" and not changed:
             baselines[check_id] = (failed, int(tests_run or 0))
         progressed = bool(set(before) - set(failed)) or int(tests_run or 0) > ran_before
-        output = receipt_excerpt(str(e.payload["output"]))
+        output = receipt_excerpt(ended.output)
         preexisting = tuple(t for t in failed if t in before)
         results.append(CheckResult(check_id, phase, outcome, e.seq, receipt, output, preexisting, progressed, before))
     return results

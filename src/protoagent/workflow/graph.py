@@ -12,6 +12,7 @@ from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import ARCHITECT
 from protoagent.agents.session import AgentSession
 from protoagent.checks.receipts import receipt_excerpt, shown_tests, split_receipt
+from protoagent.events.catalog import ToolEnded
 from protoagent.events.types import Event
 from protoagent.hooks.pipeline import HookRegistration
 from protoagent.models.types import ToolCall
@@ -301,7 +302,8 @@ class WorkflowGraph:
             case TurnOutcome(signal=FinalCheckFailed() as signal):
                 # Control returns to the Graph, which reads the receipts and decides on a repair.
                 failed = failing_final_check(self.session.log.events)
-                check_id = (failed.payload.get("data") or {}).get("check_id") if failed is not None else None
+                ended = failed.fact(ToolEnded) if failed is not None else None
+                check_id = ended.data.get("check_id") if ended is not None else None
                 self.session.log.append("workflow.returned", {"reason": signal.reason, "check_id": check_id})
                 return "verify"
             case TurnOutcome(signal=Denied()):

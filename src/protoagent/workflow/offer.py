@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from protoagent.agents.profiles import ARCHITECT
+from protoagent.events.catalog import WorkflowPhase
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 from protoagent.models.types import ModelRequest
 from protoagent.workflow.criteria import REVIEW_TOOL
@@ -27,7 +29,7 @@ REVIEW_PHASE = "review"
 def review_opened(events: Sequence[Event]) -> bool:
     """This run has opened its ``review`` phase."""
     start = run_start(events)
-    return any(e.seq > start and e.type == "workflow.phase" and e.payload.get("phase") == REVIEW_PHASE for e in events)
+    return any(phase.phase == REVIEW_PHASE for _, phase in facts(events, WorkflowPhase, after=start))
 
 
 def declare_for_phase(request: ModelRequest, events: Sequence[Event]) -> ModelRequest:

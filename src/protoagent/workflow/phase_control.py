@@ -15,12 +15,21 @@ from pydantic import BaseModel
 
 from protoagent.agents.profiles import ARCHITECT
 from protoagent.errors import ToolRejected, YieldControl
+from protoagent.events.catalog import (
+    ModelCompleted,
+    RunContract,
+    ToolEnded,
+    ToolStarted,
+    WorkflowContinuing,
+    WorkflowPhase,
+)
 from protoagent.events.log import SessionLog
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 from protoagent.models.types import ModelRequest
 from protoagent.tools.base import AnyTool, ToolContext
 from protoagent.tools.pipeline import PreExecuteHook
-from protoagent.workflow.reports import WRITE_TOOLS
+from protoagent.workflow.facts import WRITE_TOOLS
 from protoagent.workflow.signals import Denied, FinalCheckFailed
 
 EDIT_TOOLS = frozenset({"coder", *WRITE_TOOLS})
@@ -60,38 +69,37 @@ class Denial:
 
 def run_start(events: Sequence[Event]) -> int:
     """The seq where the current run began (its ``run.contract``); 0 when none is recorded."""
-    return max((e.seq for e in events if e.type == "run.contract"), default=0)
+    return max((e.seq for e, _ in facts(events, RunContract)), default=0)
 
 
 def first_denial(events: Sequence[Event], after_seq: int = 0) -> Denial | None:
     """The first action a model proposed that was denied (by a person, a policy or a guard)
     after ``after_seq``. The Graph's own model-free check runs are evidence when denied (nothing
     measured the change), not an agent's action to stop."""
-    for e in events:
-        if e.seq > after_seq and e.type == "tool.ended" and e.payload["status"] == "denied":
-            if e.agent not in MODEL_FREE_AGENTS:
-                return Denial(e.seq, e.agent, str(e.payload["tool"]), str(e.payload["output"]))
+    for e, ended in facts(events, ToolEnded, after=after_seq):
+        if ended.status == "denied" and e.agent not in MODEL_FREE_AGENTS:
+            return Denial(e.seq, e.agent, ended.tool, ended.output)
     return None
 
 
 def _answered_since(events: Sequence[Event], seq: int) -> bool:
     """The Architect already had a model reply after ``seq`` (its one answer after a denial)."""
-    return any(e.seq > seq and e.type == "model.completed" and e.agent == ARCHITECT for e in events)
+    return any(True for _ in facts(events, ModelCompleted, agent=ARCHITECT, after=seq))
 
 
 def _is_write(event: Event) -> bool:
     """An applied file change (a write tool's ``tool.ended`` with status ok)."""
-    payload = event.payload
-    return event.type == "tool.ended" and payload["tool"] in WRITE_TOOLS and payload["status"] == "ok"
+    ended = event.fact(ToolEnded)
+    return ended is not None and ended.tool in WRITE_TOOLS and ended.status == "ok"
 
 
 def _phase_opened(events: Sequence[Event]) -> int:
     """The seq of the latest event that opened an edit phase (edit, repair or a continuation)."""
     opened = 0
     for e in events:
-        if e.type == "workflow.phase" and e.payload.get("phase") in OPENING_PHASES:
+        if (phase := e.fact(WorkflowPhase)) is not None and phase.phase in OPENING_PHASES:
             opened = e.seq
-        elif e.type == "workflow.continuing":
+        elif e.fact(WorkflowContinuing) is not None:
             opened = e.seq
     return opened
 
@@ -103,14 +111,15 @@ def _final_checks_in_phase(events: Sequence[Event]) -> list[Event]:
     wrote = False
     found = []
     for e in events:
-        if e.type == "tool.started" and e.payload["tool"] == "run_check":
-            requested[e.payload["call_id"]] = e.payload["arguments"].get("phase", "verify")
-        if e.type != "tool.ended":
+        if (started := e.fact(ToolStarted)) is not None and started.tool == "run_check":
+            requested[started.call_id] = started.arguments.get("phase", "verify")
+        ended = e.fact(ToolEnded)
+        if ended is None:
             continue
         if _is_write(e):
             wrote = True
-        elif e.payload["tool"] == "run_check" and e.payload["status"] != "rejected" and e.seq > opened and wrote:
-            phase = (e.payload.get("data") or {}).get("phase") or requested.get(e.payload["call_id"], "verify")
+        elif ended.tool == "run_check" and ended.status != "rejected" and e.seq > opened and wrote:
+            phase = ended.data.get("phase") or requested.get(ended.call_id, "verify")
             if phase == "verify":
                 found.append(e)
     return found
@@ -125,7 +134,8 @@ def failing_final_check(events: Sequence[Event]) -> Event | None:
     """A final check in the open phase that completed and failed, after the last file change."""
     last_write = max((e.seq for e in events if _is_write(e)), default=0)
     for e in _final_checks_in_phase(events):
-        if e.seq > last_write and (e.payload.get("data") or {}).get("outcome") == "failed":
+        ended = e.fact(ToolEnded)
+        if e.seq > last_write and ended is not None and ended.data.get("outcome") == "failed":
             return e
     return None
 

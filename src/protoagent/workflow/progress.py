@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from protoagent.agents.profiles import ARCHITECT, CODER, TESTER
 from protoagent.errors import YieldControl
+from protoagent.events.catalog import WorkerEnded, WorkerStarted
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 from protoagent.models.types import ModelRequest
 from protoagent.workflow.evidence import check_results
@@ -45,11 +47,10 @@ def assignments(events: Sequence[Event], role: str = "coder") -> list[Assignment
     """Every assignment of one worker role in order; the last may still be running."""
     found: list[Assignment] = []
     for e in events:
-        if e.type == "worker.started" and e.payload.get("role") == role:
-            found.append(Assignment(str(e.payload.get("task", "")), e.seq, None, ()))
-        elif e.type == "worker.ended" and e.payload.get("role") == role and found and found[-1].ended is None:
-            files = tuple(str(f) for f in e.payload.get("changed_files") or ())
-            found[-1] = Assignment(found[-1].task, found[-1].started, e.seq, files)
+        if (started := e.fact(WorkerStarted)) is not None and started.role == role:
+            found.append(Assignment(started.task, e.seq, None, ()))
+        elif (ended := e.fact(WorkerEnded)) is not None and ended.role == role and found and found[-1].ended is None:
+            found[-1] = Assignment(found[-1].task, found[-1].started, e.seq, tuple(ended.changed_files))
     return found
 
 
@@ -104,7 +105,7 @@ def _checks_failed_after(events: Sequence[Event], assignment: Assignment) -> boo
     """A final check after this assignment (and before the next one started) did not pass."""
     if assignment.ended is None:
         return False
-    following = [e.seq for e in events if e.type == "worker.started" and e.seq > assignment.ended]
+    following = [e.seq for e, _ in facts(events, WorkerStarted, after=assignment.ended)]
     until = min(following, default=None)
     return any(
         r.phase == "verify" and r.outcome != "passed" and r.seq > assignment.ended and (until is None or r.seq < until)

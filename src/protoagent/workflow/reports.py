@@ -13,7 +13,6 @@ from protoagent.events.catalog import ModelCompleted, RepairEnded
 from protoagent.events.queries import facts, last_fact, tool_results
 from protoagent.events.types import Event
 from protoagent.tools.base import Profile
-from protoagent.workflow.facts import WRITE_TOOLS as WRITE_TOOLS  # read by workflow.phase_control
 from protoagent.workflow.facts import writes
 from protoagent.workflow.task import ReportStatus, WorkerReport
 

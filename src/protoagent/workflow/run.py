@@ -21,7 +21,9 @@ from protoagent.checks.run_check import CHECK_TOOLS
 from protoagent.checks.tracked import RunnerRevisions
 from protoagent.checks.types import CheckPlan
 from protoagent.context.compaction import COMPACTION_SERVICE
+from protoagent.events.catalog import ModelCompleted, TurnEnded
 from protoagent.events.log import SessionLog
+from protoagent.events.queries import facts, last_fact
 from protoagent.events.types import Event
 from protoagent.events.usage import run_token_totals
 from protoagent.hooks.admission import ContextAdmissionHook
@@ -48,6 +50,7 @@ from protoagent.workflow.criteria import CRITERIA_TOOLS
 from protoagent.workflow.deferral import LATER_DEFERRAL, session_contract
 from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
 from protoagent.workflow.explorer import EXPLORER_TOOLS
+from protoagent.workflow.facts import writes
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
 from protoagent.workflow.limits import limits_for
@@ -60,7 +63,7 @@ from protoagent.workflow.task import TaskRecord, current_task
 from protoagent.workflow.task_tools import TASK_TOOLS, PlanTask
 from protoagent.workflow.team import RunTeam, assemble_team, check_tools, lead_role, resumed_facts
 from protoagent.workflow.user_command import run_user_command
-from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner, file_writes
+from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner
 
 __all__ = ["RunOptions", "RunReport", "RunStatus", "run_sandbox", "run_task"]
 
@@ -306,8 +309,8 @@ async def _drive(
         graph = WorkflowGraph(session, board, contract, runner, budget, role)
         state = await graph.run_editing(objective)
         failed, deferred, stuck = state.model_failed, state.deferred, state.stuck
-        ended = log.last("turn.ended", agent=ARCHITECT)
-        last_reason = str(ended.payload.get("reason", "")) if ended is not None else ""
+        ended = last_fact(log.events, TurnEnded, agent=ARCHITECT)
+        last_reason = ended[1].reason if ended is not None else ""
         summary = state.summary or _final_text(log.events, ARCHITECT) or state.stop_reason or last_reason
     elif contract.surface == "verification":
         # The Verifier is model-free: the selected checks run as captured, and the receipts speak.
@@ -355,14 +358,11 @@ def _evidence_events(events: list[Event], contract: RunContract) -> list[Event]:
 
 
 def _changed_files(events: list[Event]) -> list[str]:
-    return list(dict.fromkeys(str(e.payload["data"].get("path")) for e in file_writes(events)))
+    return list(dict.fromkeys(str(ended.data.get("path")) for _, ended in writes(events)))
 
 
 def _final_text(events: list[Event], agent: str) -> str:
-    for event in reversed(events):
-        if event.type == "model.completed" and event.agent == agent and not event.payload["tool_calls"]:
-            return str(event.payload["text"])
-    return ""
+    return next((m.text for _, m in facts(reversed(events), ModelCompleted, agent=agent) if not m.tool_calls), "")
 
 
 def _status(contract: RunContract, evidence: Evidence, failed: bool, unanswered: bool = False) -> RunStatus:

@@ -16,6 +16,9 @@ from typing import Any, Literal, cast
 from protoagent.agents.definition import AppMode
 from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.errors import SessionLoadError
+from protoagent.events.catalog import EvidenceReported, RunEnded, SessionCreated
+from protoagent.events.catalog import RunContract as RecordedContract
+from protoagent.events.queries import last_fact
 from protoagent.events.types import Event
 from protoagent.events.usage import TokenTotals, run_token_totals
 from protoagent.workflow.contract import Surface
@@ -69,21 +72,22 @@ class RunReport:
     def from_events(cls, session_id: str, events: Sequence[Event]) -> RunReport:
         """The report of the session's latest run, from its log (``SessionLoadError`` when that
         run has not ended)."""
-        ended = next((e for e in reversed(events) if e.type == "run.ended"), None)
-        if ended is None:
+        found = last_fact(events, RunEnded)
+        if found is None:
             raise SessionLoadError(session_id, "the run has not ended (no 'run.ended'); wait for it or resume it")
-        created = events[0].payload
-        reported = next((e.payload for e in reversed(events) if e.type == "evidence.reported"), {})
-        contract = next((e.payload for e in reversed(events) if e.type == "run.contract"), {"surface": "command"})
-        evidence = Evidence.from_payload(reported, check_results(events))
+        ended = found[1]
+        created = events[0].fact(SessionCreated)
+        reported = last_fact(events, EvidenceReported)
+        contract = last_fact(events, RecordedContract)
+        evidence = Evidence.from_payload(reported[0].payload if reported else {}, check_results(events))
         return cls(
             session_id=session_id,
-            status=cast(RecordedStatus, ended.payload["status"]),
-            surface=cast(Surface, contract["surface"]),
+            status=ended.status,
+            surface=cast(Surface, contract[1].surface if contract else "command"),
             evidence=evidence,
-            summary=str(ended.payload.get("summary", "")),
+            summary=ended.summary,
             notes=evidence.notes,
-            mode=cast(AppMode, created.get("mode", "coding")),
-            lead=created.get("lead"),
+            mode=cast(AppMode, created.mode if created else "coding"),
+            lead=created.lead if created else None,
             tokens=run_token_totals(events),
         )

@@ -16,16 +16,17 @@ from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import ARCHITECT
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
+from protoagent.events.catalog import ToolEnded
 from protoagent.events.types import Event
 from protoagent.models.types import ActionMode, ModelRequest
 from protoagent.skills.session_skills import preload_member
 from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
+from protoagent.workflow.facts import writes
 from protoagent.workflow.packets import SPAN_BUDGETS, read_spans, render_spans
 from protoagent.workflow.reports import (
     ADVICE_CHARS,
-    WRITE_TOOLS,
     FileChange,
     file_changes,
     recorded_report,
@@ -67,19 +68,12 @@ class WorkerOutcome:
 
 def file_writes(events: Sequence[Event], agent: str | None = None, after_seq: int = 0) -> list[Event]:
     """Executed file changes (``tool.ended`` ok for a write tool), optionally for one agent."""
-    return [
-        e
-        for e in events
-        if e.seq > after_seq
-        and e.type == "tool.ended"
-        and e.payload["tool"] in WRITE_TOOLS
-        and e.payload["status"] == "ok"
-        and (agent is None or e.agent == agent)
-    ]
+    return [e for e, _ in writes(events, agent, after_seq)]
 
 
 def revision_current(root: Path, write: Event) -> bool:
-    data = write.payload.get("data", {})
+    ended = write.fact(ToolEnded)
+    data = ended.data if ended is not None else {}
     path, revision = data.get("path"), data.get("source_revision")
     if not path or not revision:
         return False
@@ -193,7 +187,7 @@ class WorkerRunner:
             events = log.events
             fresh = file_writes(events, "coder", start)
             changed = tuple(
-                dict.fromkeys(str(e.payload["data"].get("path")) for e in file_writes(events, "coder", first_seq))
+                dict.fromkeys(str(ended.data.get("path")) for _, ended in writes(events, "coder", first_seq))
             )
             report = recorded_report(events, "coder", start)
             if report is not None:
@@ -266,7 +260,7 @@ def _ended_on_applied_edit(events: Sequence[Event], after_seq: int, root: Path) 
     for event in reversed(events):
         if event.seq <= after_seq:
             return False
-        if event.agent == "coder" and event.type == "tool.ended":
+        if event.agent == "coder" and event.fact(ToolEnded) is not None:
             return bool(file_writes([event], "coder")) and revision_current(root, event)
     return False
 
