@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,33 +48,48 @@ def suite_ids() -> list[str]:
     return [json.loads(line)["id"] for line in SUITE.read_text().splitlines() if line.strip()]
 
 
-def test_evals_suite_runs_on_the_local_pool_and_every_expectation_holds(tmp_path: Path) -> None:
-    done = batch(tmp_path / "home", str(SUITE), "--out", str(tmp_path / "out"), "--workers", "2")
+@dataclass(frozen=True)
+class LocalRun:
+    """The evals suite run once on the local pool; several tests read the same run."""
+
+    done: subprocess.CompletedProcess[str]
+    out: Path
+    original: str
+    """The example repository's ``dates.py`` before the run."""
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> LocalRun:
+    tmp = tmp_path_factory.mktemp("local-run")
+    original = (REPO_ROOT / "examples" / "date-parser" / "dates.py").read_text()
+    done = batch(tmp / "home", str(SUITE), "--out", str(tmp / "out"), "--workers", "2")
+    return LocalRun(done, tmp / "out", original)
+
+
+def test_evals_suite_runs_on_the_local_pool_and_every_expectation_holds(local_run: LocalRun) -> None:
+    done = local_run.done
     assert done.returncode == 0, done.stderr + done.stdout
-    rows = results(tmp_path / "out")
+    rows = results(local_run.out)
     assert sorted(rows) == sorted(suite_ids())
     assert all(r["expect_held"] is not False for r in rows.values()), rows
     assert rows["fix-dates"]["verified"] is True and rows["fix-dates"]["model_calls"] >= 3
     assert "verified" in done.stdout and "expect held 100%" in done.stdout
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary = json.loads((local_run.out / "summary.json").read_text())
     assert summary["total"] == len(rows) and summary["expect_rate"] == 1.0
 
 
-def test_tasks_never_touch_the_original_repository(tmp_path: Path) -> None:
-    original = (REPO_ROOT / "examples" / "date-parser" / "dates.py").read_text()
-    done = batch(tmp_path / "home", str(SUITE), "--out", str(tmp_path / "out"), "--workers", "2")
-    assert done.returncode == 0, done.stderr
-    assert results(tmp_path / "out")["fix-dates"]["applied"] is True
-    assert (REPO_ROOT / "examples" / "date-parser" / "dates.py").read_text() == original
+def test_tasks_never_touch_the_original_repository(local_run: LocalRun) -> None:
+    assert local_run.done.returncode == 0, local_run.done.stderr
+    assert results(local_run.out)["fix-dates"]["applied"] is True
+    assert (REPO_ROOT / "examples" / "date-parser" / "dates.py").read_text() == local_run.original
 
 
 @pytest.mark.slow
-def test_local_and_ray_engines_give_identical_results(tmp_path: Path) -> None:
-    local = batch(tmp_path / "h1", str(SUITE), "--out", str(tmp_path / "local"), "--workers", "2")
-    assert local.returncode == 0, local.stderr
+def test_local_and_ray_engines_give_identical_results(tmp_path: Path, local_run: LocalRun) -> None:
+    assert local_run.done.returncode == 0, local_run.done.stderr
     ray = batch(tmp_path / "h2", str(SUITE), "--out", str(tmp_path / "ray"), "--engine", "ray", "--workers", "2")
     assert ray.returncode == 0, ray.stderr
-    assert stable(results(tmp_path / "local")) == stable(results(tmp_path / "ray"))
+    assert stable(results(local_run.out)) == stable(results(tmp_path / "ray"))
 
 
 def _slow_suite(tmp_path: Path, count: int, sleep_s: float) -> Path:
