@@ -38,14 +38,14 @@ def group_alive(pgid: int) -> bool:
 
 
 def _live_member(entry: os.DirEntry[str], pgid: int) -> bool:
-    fields = _stat_fields(Path(entry.path) / "stat")
+    fields = stat_fields(Path(entry.path) / "stat")
     if fields is None or len(fields) < 3:
         return False
     state, _ppid, pgrp = fields[0], fields[1], fields[2]
     return pgrp == str(pgid) and state not in ("Z", "X")
 
 
-def _stat_fields(path: Path) -> list[str] | None:
+def stat_fields(path: Path) -> list[str] | None:
     """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp ...)."""
     try:
         raw = path.read_bytes()

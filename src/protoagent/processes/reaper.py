@@ -19,6 +19,8 @@ import signal
 import time
 from pathlib import Path
 
+from protoagent.processes.groups import stat_fields
+
 PR_SET_CHILD_SUBREAPER = 36
 _PROC = Path("/proc")
 _SPARED: set[int] = set()
@@ -52,7 +54,7 @@ def descendants(pid: int | None = None) -> list[int]:
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
-        fields = _stat_fields(entry / "stat")
+        fields = stat_fields(entry / "stat")
         if fields is None or len(fields) < 2:
             continue
         children.setdefault(int(fields[1]), []).append(int(entry.name))
@@ -107,12 +109,3 @@ def _reap() -> None:
             return
         if pid == 0:
             return
-
-
-def _stat_fields(path: Path) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp ...)."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    return raw[raw.rfind(b")") + 2 :].decode("ascii", errors="replace").split()
