@@ -14,7 +14,9 @@ from protoagent.agents.session import AgentSession
 from protoagent.context.admission import ContextOverflow
 from protoagent.context.compaction import COMPACTION_SERVICE, Compactor
 from protoagent.errors import ConfigError, ControlSignal, LimitExceeded, ProviderError, YieldControl
+from protoagent.events.catalog import ContextCompacted, TurnStarted
 from protoagent.events.messages import MessageDeriver
+from protoagent.events.queries import facts
 from protoagent.models.types import ModelRequest, ModelTurn, TextDelta, ToolCall
 from protoagent.tools.pipeline import ToolResult
 
@@ -148,7 +150,7 @@ class AgentLoop:
         """Open a turn with the person's message (or injected workflow context), optionally
         followed by application context the model should see, e.g. a baseline result."""
         log = self.session.log
-        self.turn = sum(1 for e in log.events if e.type == "turn.started" and e.agent == self.agent) + 1
+        self.turn = sum(1 for _ in facts(log.events, TurnStarted, agent=self.agent)) + 1
         self.steps_taken = 0
         log.append("turn.started", {}, turn=self.turn, agent=self.agent)
         payload = {"text": user_text} if kind == "user.message" else {"text": user_text, "source": "workflow"}
@@ -274,7 +276,7 @@ class AgentLoop:
                 )
                 if made is None:
                     raise
-                if made.payload["model_call"]:
+                if ContextCompacted.model_validate(made.payload).model_call:
                     budget.charge()  # the summary was a model call of the run
         return self.build_request()
 

@@ -23,6 +23,8 @@ from protoagent.agents.definition import AgentDefinition
 from protoagent.agents.profiles import READ_TOOLS, base_of
 from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
+from protoagent.events.catalog import AgentsDiagnostics
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 
 TRUST_FILE = "agent-trust.json"
@@ -127,8 +129,4 @@ DIAGNOSTICS_EVENT = "agents.diagnostics"
 
 def ignored_notes(events: Iterable[Event]) -> list[str]:
     """The ignored repository agent fields a run recorded, as report notes."""
-    notes: list[str] = []
-    for event in events:
-        if event.type == DIAGNOSTICS_EVENT:
-            notes += [f"agents: {line}" for line in event.payload.get("diagnostics", [])]
-    return notes
+    return [f"agents: {line}" for _, found in facts(events, AgentsDiagnostics) for line in found.diagnostics]

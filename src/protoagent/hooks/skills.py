@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
+from protoagent.events.catalog import SkillActivated, ToolEnded
 from protoagent.events.log import SessionLog
 from protoagent.events.types import Event
 from protoagent.hooks.order import HookOwner
@@ -14,7 +15,7 @@ from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ToolCall
 from protoagent.skills.activation import SKILL_TOOL, Activation
 from protoagent.skills.runtime import SkillRuntime
-from protoagent.skills.session_skills import ACTIVATED_EVENT, activate_for_request
+from protoagent.skills.session_skills import activate_for_request
 from protoagent.tools.base import AnyTool
 
 SKILLS_OWNER: HookOwner = "skills"
@@ -49,15 +50,13 @@ def activation_pairs(events: Sequence[Event], agent: str) -> list[ActivationPair
     for event in events:
         if event.agent != agent:
             continue
-        if event.type == ACTIVATED_EVENT:
-            data = event.payload
-            activation = Activation.from_json(data["activation"])
-            pairs.append(ActivationPair(str(data["call_id"]), activation, str(data.get("request", ""))))
-        elif event.type == "tool.ended" and event.payload.get("tool") == SKILL_TOOL:
-            data = event.payload.get("data") or {}
-            if isinstance(data.get("activation"), dict):
-                activation = Activation.from_json(data["activation"])
-                pairs.append(ActivationPair(str(event.payload["call_id"]), activation, None))
+        if (activated := event.fact(SkillActivated)) is not None:
+            activation = Activation.from_json(activated.activation)
+            pairs.append(ActivationPair(activated.call_id, activation, activated.request))
+        elif (ended := event.fact(ToolEnded)) is not None and ended.tool == SKILL_TOOL:
+            if isinstance(ended.data.get("activation"), dict):
+                activation = Activation.from_json(ended.data["activation"])
+                pairs.append(ActivationPair(ended.call_id, activation, None))
     return pairs
 
 

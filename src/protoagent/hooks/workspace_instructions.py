@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from protoagent.events.catalog import ToolStarted
+from protoagent.events.queries import facts
 from protoagent.events.types import Event
 from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
@@ -129,8 +131,7 @@ class WorkspaceInstructionsHook:
 
 def touched_paths(events: Sequence[Event]) -> Iterator[str]:
     """Paths named by tool calls so far (reads, edits, listings)."""
-    for event in events:
-        if event.type == "tool.started":
-            path = event.payload.get("arguments", {}).get("path")
-            if isinstance(path, str) and path:
-                yield path
+    for _, started in facts(events, ToolStarted):
+        path = started.arguments.get("path")
+        if isinstance(path, str) and path:
+            yield path

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.errors import ToolRejected
+from protoagent.events.catalog import SkillActivated
 from protoagent.events.log import SessionLog
+from protoagent.events.queries import facts
 from protoagent.models.protocol import ModelProvider
 from protoagent.skills.activation import (
     SKILL_TOOL,
@@ -44,7 +46,7 @@ def session_runtime(
 
 def record_activation(log: SessionLog, runtime: SkillRuntime, activation: Activation, request: str, agent: str) -> None:
     """Store a pre-model activation; the skills hook turns it into the canonical assistant/tool pair."""
-    call_id = f"skill-{activation.trigger}-{sum(1 for e in log.events if e.type == ACTIVATED_EVENT) + 1}"
+    call_id = f"skill-{activation.trigger}-{sum(1 for _ in facts(log.events, SkillActivated)) + 1}"
     log.append(
         ACTIVATED_EVENT, {"call_id": call_id, "request": request, "activation": activation.to_json()}, agent=agent
     )

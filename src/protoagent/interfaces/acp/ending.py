@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from protoagent.agents.profiles import LEADS
+from protoagent.events.catalog import ModelDelta, ModelFailed, TurnEnded
 
 if TYPE_CHECKING:
     from protoagent.events.types import Event
@@ -23,14 +24,14 @@ class RunWatch:
     limited: bool = False
 
     def see(self, event: Event) -> None:
-        if event.type == "model.failed" and "limit" in event.payload:
+        if (failed := event.fact(ModelFailed)) is not None and failed.limit is not None:
             self.limited = True  # the run's shared model-call budget ran out, whichever agent asked
         if event.agent not in LEADS:
             return
-        if event.type == "model.delta":
-            self.streamed.append(str(event.payload["text"]))
-        elif event.type == "turn.ended":
-            self.limited = event.payload.get("status") == "limit"
+        if (delta := event.fact(ModelDelta)) is not None:
+            self.streamed.append(delta.text)
+        elif (ended := event.fact(TurnEnded)) is not None:
+            self.limited = ended.status == "limit"
 
     def stop_reason(self) -> StopReason:
         """``max_turn_requests`` when the lead's budget ran out, else ``end_turn`` (a failed run
