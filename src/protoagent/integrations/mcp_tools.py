@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from protoagent.errors import ConfigError, ToolRejected
-from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
+from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure, MCPToolInfo
 from protoagent.integrations.mcp_calls import (
     CallPlan,
     execute_call,
@@ -90,6 +90,18 @@ def listing_prepared(broker: MCPBroker, server: str, purpose: str, tool: str = "
     return Prepared(preview, effect, inside_workspace=not untrusted, state=plan, external=external)
 
 
+async def _server_tools(
+    prepared: Prepared, ctx: ToolContext
+) -> tuple[CallPlan, MCPBroker, tuple[MCPToolInfo, ...]] | ToolOutput:
+    """The call's plan, the broker and the server's tools, or the output of the failure to list them."""
+    plan = plan_of(prepared)
+    broker = broker_of(ctx)
+    try:
+        return plan, broker, await listed_tools(broker, plan)
+    except MCPFailure as failure:
+        return failure_output(failure, plan)
+
+
 class ListMcpToolsTool(Tool[ListMcpToolsInput]):
     name = "list_mcp_tools"
     description = "List the tools of a configured MCP server: names and one-line descriptions."
@@ -100,12 +112,10 @@ class ListMcpToolsTool(Tool[ListMcpToolsInput]):
         return listing_prepared(broker_of(ctx), args.server, "list its tools")
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = plan_of(prepared)
-        broker = broker_of(ctx)
-        try:
-            tools = await listed_tools(broker, plan)
-        except MCPFailure as failure:
-            return failure_output(failure, plan)
+        listing = await _server_tools(prepared, ctx)
+        if isinstance(listing, ToolOutput):
+            return listing
+        plan, broker, tools = listing
         spec = broker.server(plan.server)
         shown = [t for t in tools if spec.tool_allowed(t.name)]
         lines = [untrusted_header(f"MCP server {plan.server!r}"), f"{len(shown)} tools:"]
@@ -128,12 +138,10 @@ class McpToolSchemaTool(Tool[McpToolSchemaInput]):
         return listing_prepared(broker, args.server, f"show the input schema of {args.tool!r}", args.tool)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = plan_of(prepared)
-        broker = broker_of(ctx)
-        try:
-            tools = await listed_tools(broker, plan)
-        except MCPFailure as failure:
-            return failure_output(failure, plan)
+        listing = await _server_tools(prepared, ctx)
+        if isinstance(listing, ToolOutput):
+            return listing
+        plan, broker, tools = listing
         info = broker.find_tool(plan.server, plan.tool, tools)
         schema, clipped = clip(json.dumps(info.input_schema, indent=2), MAX_SCHEMA_CHARS)
         header = untrusted_header(f"MCP server {plan.server!r} tool {plan.tool!r}")
