@@ -10,6 +10,7 @@ from pathlib import Path
 from protoagent.checks.types import CheckSpec
 from protoagent.events import MemoryStore
 from protoagent.processes.runner import ProcessRegistry
+from protoagent.processes.sandbox import select_sandbox
 from protoagent.repair.localize import SourceFunction
 from protoagent.repair.operators import line_candidates, parts, pools
 from protoagent.repair.scratch import ScratchWorkspace
@@ -64,7 +65,8 @@ def test_the_trace_holds_only_lines_the_failing_test_ran_and_the_types_of_their_
     test = "from branches import label\n\n\ndef test_label():\n    assert label(3) == 'other'\n"
     root = repo(tmp_path, {"branches.py": BRANCHES, "test_branches.py": test})
     check = CheckSpec("pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"))
-    with ScratchWorkspace(root, sys.executable, processes=ProcessRegistry()) as scratch:
+    sandbox = select_sandbox("auto")  # the run's sandbox: the trace is written inside the scratch copy
+    with ScratchWorkspace(root, sys.executable, sandbox, processes=ProcessRegistry()) as scratch:
         executed = asyncio.run(executed_lines(scratch, check, ["test_branches.py::test_label"]))
         leftover = sorted(p.name for p in scratch.root.iterdir())
     assert executed is not None

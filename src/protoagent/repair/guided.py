@@ -125,7 +125,8 @@ async def _approve_scratch_checks(
         tool="run_check",
         effect="execute",
         preview=(
-            f"guided repair: apply up to {budget.candidates} model-written one- or two-line edits, one at a time, "
+            f"guided repair: apply up to {budget.candidates} candidate one- or two-line edits (general edit "
+            f"operators' and the model's), one at a time, "
             f"to {', '.join(paths)} in a scratch copy of the workspace and run the checks {ids} there"
         ),
         paths=paths,

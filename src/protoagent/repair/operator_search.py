@@ -17,14 +17,14 @@ import difflib
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from protoagent.checks.failures import failed_tests
 from protoagent.checks.types import CheckSpec
 from protoagent.repair.candidates import CandidateEdit
 from protoagent.repair.edits import replace_line
 from protoagent.repair.localize import Localization, SourceFunction, assertion_message
-from protoagent.repair.operators import Scored, line_candidates, pools
+from protoagent.repair.operators import Pools, Scored, line_candidates, pools
 from protoagent.repair.scratch import ScratchWorkspace
 from protoagent.repair.trace import Executed, executed_lines
 
@@ -87,6 +87,8 @@ class OperatorPhase:
     left_s: Callable[[], float]
     seconds: float
     last_output: Callable[[], str]
+    pools: dict[tuple[str, int], Pools] = field(default_factory=dict)
+    """Each function's pools, made once (a module of thousands of lines takes a while to read)."""
 
     async def run(self) -> bool:
         """``True`` when a candidate passed or the budget is spent."""
@@ -143,7 +145,10 @@ class OperatorPhase:
             lines = [n for n in function.ranked if ran is None or n in ran]
             if exclude is not None:
                 lines = [n for n in lines if n != exclude.line]
-            pool = pools(function, self.scratch.read(function.path))
+            key = (function.path, function.start)
+            if key not in self.pools:
+                self.pools[key] = pools(function, self.scratch.read(function.path))
+            pool = self.pools[key]
             for rank, line in enumerate(lines):
                 types = executed.names_at(function.path, line) if executed is not None else None
                 for scored in line_candidates(function, line, pool, types):
