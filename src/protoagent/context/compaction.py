@@ -13,7 +13,7 @@ model call is possible: the small profile, no provider, or a failed or empty sum
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -219,12 +219,12 @@ class Compactor:
         )
 
 
-def describe_compaction(payload: Mapping[str, Any]) -> str:
+def describe_compaction(compacted: ContextCompacted) -> str:
     """One line for a person: what was compacted, how, and the sizes (and a fallback's reason)."""
-    span = turn_span([int(t) for t in payload.get("turns", ())])
-    tokens = f"{payload['replaced_tokens']} → {payload['summary_tokens']} tokens"
-    why = f"; {payload['fallback']}" if payload.get("fallback") else ""
-    return f"compacted {span} into a {payload['method']} summary ({tokens}){why}"
+    span = turn_span(compacted.turns)
+    tokens = f"{compacted.replaced_tokens} → {compacted.summary_tokens} tokens"
+    why = f"; {compacted.fallback}" if compacted.fallback else ""
+    return f"compacted {span} into a {compacted.method} summary ({tokens}){why}"
 
 
 async def _final(provider: ModelProvider, request: ModelRequest) -> ModelTurn:

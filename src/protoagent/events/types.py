@@ -14,7 +14,9 @@ P = TypeVar("P", bound=Payload)
 
 FORMAT_VERSION = 1
 """Stored format version. History: 1 — first release (envelope with seq, session_id, time,
-type, turn, step, agent, payload; one SQLite row per event)."""
+type, turn, step, agent, payload; one SQLite row per event). Typed payload models
+(``events.catalog``) read every version-1 payload as stored: a field is only ever added with a
+default and an unknown field is kept, so the version changes only when the stored form does."""
 
 
 class Event(BaseModel):
@@ -39,6 +41,13 @@ class Event(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict)
     """Type-specific content, validated against the catalog on append and load; read it typed
     with ``fact``."""
+
+    def typed_payload(self) -> Payload:
+        """The payload as its type's model, for a ``match`` over event kinds:
+        ``match event.typed_payload(): case ToolEnded(tool=tool, status=status): ...``."""
+        made = self.fact(CATALOG[self.type])
+        assert made is not None  # the catalog names this type's model
+        return made
 
     def fact(self, kind: builtins.type[P]) -> P | None:
         """The payload as ``kind`` (a model of ``events.catalog.CATALOG``), or ``None`` when this

@@ -5,10 +5,28 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from protoagent.events.catalog import (
+    ApprovalDecided,
+    ContextCompacted,
+    ModelCompleted,
+    ModelDelta,
+    ModelFailed,
+    ModelRetrying,
+    Payload,
+    RunContract,
+    SessionCreated,
+    SessionResumed,
+    SkillResolved,
+    ToolEnded,
+    ToolStarted,
+    VerificationUnavailable,
+    WorkerStarted,
+    WorkflowPhase,
+)
 from protoagent.events.types import Event
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 
@@ -44,71 +62,66 @@ class TerminalRenderer:
         self._streaming = False
 
     def __call__(self, event: Event) -> None:
-        payload = event.payload
-        match event.type:
-            case "session.created":
+        match event.typed_payload():
+            case SessionCreated(model=model, approval_policy=policy, root=root):
                 self.console.print(
-                    f"[bold]session[/bold] {event.session_id}  model={payload['model']}  "
-                    f"approval={payload['approval_policy']}  repo={payload['root']}"
+                    f"[bold]session[/bold] {event.session_id}  model={model}  approval={policy}  repo={root}"
                 )
-            case "session.resumed":
-                self.console.print(f"[bold]session[/bold] {event.session_id} continued  model={payload['model']}")
-            case "model.delta":
+            case SessionResumed(model=model):
+                self.console.print(f"[bold]session[/bold] {event.session_id} continued  model={model}")
+            case ModelDelta(text=text):
                 self._streaming = True
-                self.console.print(visible(payload["text"]), end="", markup=False, highlight=False)
-            case "model.completed":
+                self.console.print(visible(text), end="", markup=False, highlight=False)
+            case ModelCompleted():
                 self._end_stream()
-            case "tool.started":
-                args = ", ".join(f"{k}={_short(v)}" for k, v in payload["arguments"].items())
-                self.console.print(
-                    f"[cyan]▶ {escape(visible(payload['tool']))}[/cyan]({escape(args)})", highlight=False
-                )
-            case "tool.ended":
-                self._tool_ended(payload)
-            case "model.retrying":
-                self.console.print(f"[yellow]retrying in {payload['delay_s']:.1f}s: {payload['error']}[/yellow]")
-            case "model.failed":
+            case ToolStarted(tool=tool, arguments=arguments):
+                args = ", ".join(f"{k}={_short(v)}" for k, v in arguments.items())
+                self.console.print(f"[cyan]▶ {escape(visible(tool))}[/cyan]({escape(args)})", highlight=False)
+            case ToolEnded() as ended:
+                self._tool_ended(ended)
+            case ModelRetrying(delay_s=delay, error=error):
+                self.console.print(f"[yellow]retrying in {delay:.1f}s: {error}[/yellow]")
+            case ModelFailed(error=error):
                 self._end_stream()
-                self.console.print(f"[red]model failed: {payload['error']}[/red]", highlight=False)
-            case "run.contract":
-                self.console.print(
-                    f"[bold]surface[/bold] {payload['surface']} ({payload['source']}: {payload['reason']})"
-                )
-            case "workflow.phase":
-                self.console.print(f"[bold magenta]── {payload['phase']}[/bold magenta]")
-            case "worker.started":
-                self.console.print(f"[bold]{payload['role']}[/bold] ← {_short(payload.get('task', ''), 100)}")
-            case "verification.unavailable":
-                self.console.print(f"[yellow]verification unavailable: {payload['note']}[/yellow]")
-            case "approval.decided" if payload["source"] != "answerer":
-                self.console.print(f"  [dim]{payload['decision']} by {payload['source']}: {payload['reason']}[/dim]")
-            case _:
-                self._notice(event)
+                self.console.print(f"[red]model failed: {error}[/red]", highlight=False)
+            case RunContract(surface=surface, source=source, reason=reason):
+                self.console.print(f"[bold]surface[/bold] {surface} ({source}: {reason})")
+            case WorkflowPhase(phase=phase):
+                self.console.print(f"[bold magenta]── {phase}[/bold magenta]")
+            case WorkerStarted(role=role, task=task):
+                self.console.print(f"[bold]{role}[/bold] ← {_short(task, 100)}")
+            case VerificationUnavailable(note=note):
+                self.console.print(f"[yellow]verification unavailable: {note}[/yellow]")
+            case ApprovalDecided(decision=decision, source=source, reason=reason) if source != "answerer":
+                self.console.print(f"  [dim]{decision} by {source}: {reason}[/dim]")
+            case other:
+                self._notice(other)
 
-    def _tool_ended(self, payload: dict[str, Any]) -> None:
-        status = payload["status"]
-        data = payload.get("data") or {}
+    def _notice(self, payload: Payload) -> None:
+        """Events shown only in some cases: a skill the request named but that was refused, and a
+        compaction (the oldest turns now read as a summary)."""
+        match payload:
+            case SkillResolved(refused=refused, reason=reason) if refused:
+                self.console.print(f"[yellow]skill not activated: {escape(reason)}[/yellow]")
+            case ContextCompacted() as compacted:
+                from protoagent.context.compaction import describe_compaction
+
+                line = describe_compaction(compacted)
+                self.console.print(f"[dim]{escape(visible(line))}[/dim]", highlight=False)
+
+    def _tool_ended(self, ended: ToolEnded) -> None:
+        status: str = ended.status
+        data = ended.data
         if status == "ok" and data.get("outcome") == "failed":
             status = "failed"  # a check that ran and failed: the tool worked, the check did not pass
         style = _STATUS_STYLE.get(status, "white")
-        first = payload["output"].splitlines()[0] if payload["output"] else ""
-        first = first.removeprefix("error:").removeprefix(payload["status"]).strip()
+        first = ended.output.splitlines()[0] if ended.output else ""
+        first = first.removeprefix("error:").removeprefix(ended.status).strip()
         self.console.print(f"  [{style}]{status}[/{style}] {escape(_short(first, 100))}", highlight=False)
-        if payload["tool"] == "preview" and data.get("running") and isinstance(data.get("url"), str):
+        if ended.tool == "preview" and data.get("running") and isinstance(data.get("url"), str):
             self.console.print(
                 f"  [bold]preview[/bold] {escape(data['url'])}", highlight=False
             )  # a server left running
-
-    def _notice(self, event: Event) -> None:
-        """Events shown only in some cases: a skill the request named but that was refused, and a
-        compaction (the oldest turns now read as a summary)."""
-        if event.type == "skill.resolved" and event.payload.get("refused"):
-            self.console.print(f"[yellow]skill not activated: {escape(event.payload['reason'])}[/yellow]")
-        elif event.type == "context.compacted":
-            from protoagent.context.compaction import describe_compaction
-
-            line = describe_compaction(event.payload)
-            self.console.print(f"[dim]{escape(visible(line))}[/dim]", highlight=False)
 
     def _end_stream(self) -> None:
         if self._streaming:
