@@ -50,6 +50,7 @@ def test_every_event_of_a_rich_run_validates_with_no_undeclared_field(tmp_path: 
     for event in run.events:
         assert validate_payload(event.type, event.payload) is None
         assert undeclared_fields(event.type, event.payload) == [], (event.seq, event.type)
+        assert type(event.typed_payload()) is CATALOG[event.type]
     # The typed accessor answers only for its own type, with the fields the writer put there.
     ended = [(e, f) for e, f in facts(run.events, ToolEnded) if f.tool == "run_check"]
     assert [f.data["phase"] for _, f in ended] == ["baseline", "verify"]

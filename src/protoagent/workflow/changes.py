@@ -25,7 +25,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from protoagent.events.catalog import EvidenceReported, RunEnded, SessionRewound, TaskUpdated, ToolEnded
+from protoagent.events.catalog import (
+    EvidenceReported,
+    RunEnded,
+    SessionCreated,
+    SessionResumed,
+    SessionRewound,
+    TaskUpdated,
+    ToolEnded,
+)
 from protoagent.events.queries import starts_run
 from protoagent.events.types import Event
 from protoagent.workflow.facts import WRITE_TOOLS
@@ -101,9 +109,9 @@ def user_turns(events: Sequence[Event]) -> list[UserTurn]:
 
 
 def _objective(span: Sequence[Event]) -> str:
-    title = span[0].payload.get("title")  # session.created and session.resumed both carry it
-    if isinstance(title, str) and title:
-        return title
+    head = span[0].fact(SessionCreated) or span[0].fact(SessionResumed)
+    if head is not None and head.title:
+        return head.title
     for event in span:
         if (task := event.fact(TaskUpdated)) is not None and isinstance(task.record.get("objective"), str):
             return str(task.record["objective"])
