@@ -26,6 +26,7 @@ from typing import Any
 
 from protoagent.processes import ExecuteCommandTool, ProcessRegistry, ProcessTool, ShellTool
 from protoagent.tools.base import Tool, ToolContext, ToolOutput
+from protoagent.tools.services import RunServices
 
 RUNS = 30
 WARMUP = 3
@@ -73,7 +74,7 @@ def main() -> None:
         base = Path(folder).resolve()
         (base / "repo").mkdir()
         ctx = ToolContext(
-            "bench", "bench", base / "repo", artifacts_dir=base / "artifacts", services={"processes": registry}
+            "bench", "bench", base / "repo", artifacts_dir=base / "artifacts", services=RunServices(processes=registry)
         )
         try:
             asyncio.run(measure(ctx))

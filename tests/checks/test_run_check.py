@@ -21,6 +21,7 @@ from protoagent.processes import CommandRequest, CommandSite, prepare_command
 from protoagent.tools.approvals import ApprovalService, Policy
 from protoagent.tools.pipeline import ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
+from protoagent.tools.services import RunServices
 from protoagent.workflow.evidence import check_results, dependencies_current
 
 from .support import PYTHON, write_repo
@@ -68,9 +69,7 @@ class Harness:
             "session.created",
             {"preset": "t", "model": "scripted", "root": str(root), "approval_policy": policy},
         )
-        services: dict[str, Any] = {"checks": plan, "python": sys.executable}
-        if changed is not None:
-            services["changed_files"] = changed
+        services = RunServices(checks=plan, python=sys.executable, changed_files=changed)
         env = ToolEnvironment(root, self.artifacts, services=services)
         registry = ToolRegistry([tool or RunCheck()])
         self.pipeline = ToolPipeline(registry, ApprovalService(policy), self.log, env)

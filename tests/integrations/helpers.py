@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,6 +16,7 @@ from protoagent.tools.approvals import Answerer, ApprovalService, Policy
 from protoagent.tools.base import AnyTool
 from protoagent.tools.pipeline import ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
+from protoagent.tools.services import RunServices
 
 PAGE = (
     """<!doctype html><html><head><title>Release notes</title>
@@ -123,12 +124,12 @@ def make_pipeline(
     root: Path,
     tools: Sequence[AnyTool],
     policy: Policy = "auto",
-    services: Mapping[str, Any] | None = None,
+    services: RunServices | None = None,
     answerer: Answerer | None = None,
 ) -> ToolPipeline:
     log = SessionLog(MemoryStore(), "s")
     log.append("session.created", {"preset": "t", "model": "scripted", "root": str(root), "approval_policy": policy})
-    env = ToolEnvironment(root, services=dict(services or {}))
+    env = ToolEnvironment(root, services=services or RunServices())
     return ToolPipeline(ToolRegistry(tools), ApprovalService(policy, answerer), log, env)
 
 

@@ -17,6 +17,7 @@ from protoagent.models.types import ToolCall
 from protoagent.processes.sandbox import select_sandbox
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest, Policy
 from protoagent.tools.pipeline import ToolPipeline, ToolResult
+from protoagent.tools.services import RunServices
 
 from .helpers import make_pipeline
 
@@ -133,7 +134,7 @@ class Demo:
     def pipeline(
         self, policy: Policy = "auto", broker: MCPBroker | None = None, answerer: Answerer | None = None
     ) -> ToolPipeline:
-        services = {"mcp_broker": broker or self.broker()}
+        services = RunServices(mcp_broker=broker or self.broker())
         return make_pipeline(self.root, [tool() for tool in MCP_TOOLS], policy, services, answerer=answerer)
 
     def calls(self) -> list[str]:
@@ -175,8 +176,8 @@ def session(pipeline: ToolPipeline, body: Callable[[ToolPipeline], Awaitable[T]]
         try:
             return await body(pipeline)
         finally:
-            broker = pipeline.env.services["mcp_broker"]
-            assert isinstance(broker, MCPBroker)
+            broker = pipeline.env.services.mcp_broker
+            assert broker is not None
             await broker.aclose()
 
     return asyncio.run(main())

@@ -57,8 +57,8 @@ def test_one_server_process_per_run_started_lazily_and_stopped_with_the_run(demo
     results = session(pipeline, body)
     assert [r.output.splitlines()[-1] for r in results] == ["1", "2", "3"], "the server kept its state"
     assert len(demo.pids()) == 1 and demo.running() == []
-    broker = pipeline.env.services["mcp_broker"]
-    assert broker.starts == {"demo": 1}
+    broker = pipeline.env.services.mcp_broker
+    assert broker is not None and broker.starts == {"demo": 1}
 
 
 def test_a_crashed_server_is_started_again_on_next_use(demo: Demo) -> None:

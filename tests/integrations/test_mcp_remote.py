@@ -39,4 +39,5 @@ def test_a_remote_server_keeps_one_session_and_gets_the_headers(
     assert [first.output.splitlines()[-1], second.output.splitlines()[-1]] == ["1", "2"]
     assert token.output.splitlines()[-1] == "Bearer s3cret"
     assert readme.output.endswith("\nremember the milk") and review.output.endswith("\nPlease review x.py carefully.")
-    assert pipeline.env.services["mcp_broker"].starts == {"remote": 1}
+    broker = pipeline.env.services.mcp_broker
+    assert broker is not None and broker.starts == {"remote": 1}

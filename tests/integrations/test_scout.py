@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,14 @@ from protoagent.integrations.web_guard import CheckedUrl, HostAllowList, check_u
 from protoagent.models.types import ToolCall
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest, Policy
 from protoagent.tools.pipeline import ToolPipeline, ToolResult
+from protoagent.tools.services import RunServices
 
 from .helpers import LocalWeb, event_types, make_pipeline
 
-LOOPBACK = {"scout_allow_hosts": ["127.0.0.1"]}
+LOOPBACK = RunServices(scout_allow_hosts=["127.0.0.1"])
 
 
-def scout(tmp_path: Path, policy: Policy = "auto", services: dict[str, Any] | None = None, **kw: Any) -> ToolPipeline:
+def scout(tmp_path: Path, policy: Policy = "auto", services: RunServices | None = None, **kw: Any) -> ToolPipeline:
     chosen = LOOPBACK if services is None else services
     return make_pipeline(tmp_path, [FetchUrlTool(), WebSearchTool()], policy, chosen, **kw)
 
@@ -115,7 +117,7 @@ def test_non_http_schemes_are_refused_before_approval(tmp_path: Path, url: str) 
     ],
 )
 def test_private_hosts_are_refused_in_prepare_without_connecting(tmp_path: Path, url: str) -> None:
-    pipeline = scout(tmp_path, services={})
+    pipeline = scout(tmp_path, services=RunServices())
     result = fetch(pipeline, url)
     assert result.status == "rejected" and result.data["kind"] == "url_refused", result.output
     assert "scout_allow_hosts" in result.output
@@ -123,7 +125,7 @@ def test_private_hosts_are_refused_in_prepare_without_connecting(tmp_path: Path,
 
 
 def test_loopback_is_refused_without_the_allow_list_and_nothing_reaches_it(tmp_path: Path, web: LocalWeb) -> None:
-    result = fetch(scout(tmp_path, services={}), web.url("/page.html"))
+    result = fetch(scout(tmp_path, services=RunServices()), web.url("/page.html"))
     assert result.status == "rejected" and result.data["kind"] == "url_refused"
     assert web.requests == []
 
@@ -163,7 +165,7 @@ def test_search_without_an_endpoint_is_unavailable_and_says_how_to_configure_it(
 
 @pytest.mark.parametrize("route", ["/search", "/searx"])
 def test_search_with_a_local_endpoint_returns_bounded_results(tmp_path: Path, web: LocalWeb, route: str) -> None:
-    services = {**LOOPBACK, "search_endpoint": web.url(route + "?format=json&q={query}")}
+    services = replace(LOOPBACK, search_endpoint=web.url(route + "?format=json&q={query}"))
     result = search(scout(tmp_path, services=services), "tool pipeline", max_results=3)
     assert result.status == "ok", result.output
     assert result.output.startswith("external content from web search ")
@@ -176,7 +178,7 @@ def test_search_endpoint_from_the_environment_follows_the_same_network_rules(
     tmp_path: Path, web: LocalWeb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(SEARCH_URL_ENV, web.url("/search?q={query}"))
-    refused = search(scout(tmp_path, services={}), "x")
+    refused = search(scout(tmp_path, services=RunServices()), "x")
     assert refused.status == "rejected" and refused.data["kind"] == "url_refused"
     assert web.requests == []
     allowed = search(scout(tmp_path), "x", max_results=1)
@@ -185,7 +187,7 @@ def test_search_endpoint_from_the_environment_follows_the_same_network_rules(
 
 def test_an_allowed_host_name_is_resolved_and_pinned(tmp_path: Path, web: LocalWeb) -> None:
     url = web.url("/data.json").replace("127.0.0.1", "localhost")
-    result = fetch(scout(tmp_path, services={"scout_allow_hosts": "localhost"}), url)
+    result = fetch(scout(tmp_path, services=RunServices(scout_allow_hosts="localhost")), url)
     assert result.status == "ok", result.output
     assert result.data["final_url"] == url and web.requests == ["/data.json"]
 

@@ -18,6 +18,7 @@ from protoagent.processes.artifact_cap import ArtifactCaps
 from protoagent.processes.command import CommandRequest, CommandSite, prepare_command
 from protoagent.processes.runner import ManagedProcess
 from protoagent.tools.base import Tool, ToolContext, ToolOutput
+from protoagent.tools.services import RunServices
 
 EXECUTE, SHELL, PROCESS = ExecuteCommandTool(), ShellTool(), ProcessTool()
 
@@ -34,7 +35,11 @@ def ctx(tmp_path: Path, registry: ProcessRegistry) -> ToolContext:
     root = tmp_path / "repo"
     root.mkdir()
     return ToolContext(
-        "s-test", "c-test", root.resolve(), artifacts_dir=tmp_path / "artifacts", services={"processes": registry}
+        "s-test",
+        "c-test",
+        root.resolve(),
+        artifacts_dir=tmp_path / "artifacts",
+        services=RunServices(processes=registry),
     )
 
 

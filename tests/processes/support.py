@@ -8,6 +8,7 @@ from typing import Any
 
 from protoagent.processes import ProcessRegistry
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolOutput
+from protoagent.tools.services import RunServices
 
 
 def make_ctx(root: Path, artifacts: Path, registry: ProcessRegistry, **services: Any) -> ToolContext:
@@ -16,7 +17,7 @@ def make_ctx(root: Path, artifacts: Path, registry: ProcessRegistry, **services:
         call_id="c-test",
         root=root,
         artifacts_dir=artifacts,
-        services={"processes": registry, **services},
+        services=RunServices(processes=registry, **services),
     )
 
 

@@ -12,6 +12,7 @@ from protoagent.processes import PROCESS_TOOLS, ProcessRegistry, user_shell_call
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest, ApprovalService
 from protoagent.tools.pipeline import ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
+from protoagent.tools.services import RunServices
 
 
 class Recorder:
@@ -29,7 +30,7 @@ def make_pipeline(workspace: Path, artifacts: Path, registry: ProcessRegistry, a
         "session.created", {"preset": "t", "model": "scripted", "root": str(workspace), "approval_policy": "ask"}
     )
     tools = ToolRegistry([cls() for cls in PROCESS_TOOLS])
-    env = ToolEnvironment(workspace, artifacts, {"processes": registry})
+    env = ToolEnvironment(workspace, artifacts, RunServices(processes=registry))
     return ToolPipeline(tools, ApprovalService("ask", answerer), log, env)
 
 

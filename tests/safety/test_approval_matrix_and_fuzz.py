@@ -21,6 +21,7 @@ from protoagent.processes.runner import ProcessRegistry
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest, ApprovalService
 from protoagent.tools.pipeline import ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
+from protoagent.tools.services import RunServices
 
 POLICIES = ("ask", "auto-edit", "auto", "deny", "never")
 PROCESSES = ProcessRegistry()
@@ -33,7 +34,7 @@ def _pipeline(root: Path, policy: str, tty: bool) -> ToolPipeline:
     log = SessionLog(MemoryStore(), "s_safety")
     log.append("session.created", {"preset": "t", "model": "scripted", "root": str(root), "approval_policy": policy})
     approvals = ApprovalService(policy, refuse if tty else None)  # type: ignore[arg-type]
-    env = ToolEnvironment(root, root.parent / f"{root.name}-artifacts", {"processes": PROCESSES})
+    env = ToolEnvironment(root, root.parent / f"{root.name}-artifacts", RunServices(processes=PROCESSES))
     return ToolPipeline(ToolRegistry(builtin_tools()), approvals, log, env)
 
 

@@ -24,6 +24,7 @@ from protoagent.tools.approvals import (
 )
 from protoagent.tools.pipeline import Guard, GuardInput, ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
+from protoagent.tools.services import RunServices
 
 
 class Scripted:
@@ -41,7 +42,7 @@ class Scripted:
 def pipeline_for(root: Path, service: ApprovalService, guards: list[Guard] | None = None) -> ToolPipeline:
     log = SessionLog(MemoryStore(), "s_choices")
     log.append("session.created", {"preset": "t", "model": "scripted", "root": str(root), "approval_policy": "ask"})
-    env = ToolEnvironment(root, root.parent / "artifacts", {"processes": ProcessRegistry()})
+    env = ToolEnvironment(root, root.parent / "artifacts", RunServices(processes=ProcessRegistry()))
     return ToolPipeline(ToolRegistry(builtin_tools()), service, log, env, guards=guards or [])
 
 

@@ -20,6 +20,7 @@ from protoagent.skills.runtime import SkillRuntime
 from protoagent.skills.settings_store import load_overlay, reset, set_flag, set_mode, settings_path
 from protoagent.skills.tool import SkillInput, SkillTool
 from protoagent.tools.base import ToolContext
+from protoagent.tools.services import RunServices
 
 from .support import simple, write_skill
 
@@ -134,11 +135,11 @@ def test_R23_work_cannot_list_or_load_a_coding_only_bundled_skill_and_vice_versa
     assert "research" in {b.name for b in index.runtime("work")}
     for mode, name in (("work", "code-review"), ("coding", "research")):
         runtime = SkillRuntime(index, mode, (repo,))  # type: ignore[arg-type]
-        ctx = ToolContext("s", "c", repo, services={"skills": runtime})
+        ctx = ToolContext("s", "c", repo, services=RunServices(skills=runtime))
         with pytest.raises(ToolRejected):
             SkillTool().prepare(SkillInput(name=name), ctx)
     work_runtime = SkillRuntime(index, "work", (repo,))
-    ctx = ToolContext("s", "c", repo, services={"skills": work_runtime})
+    ctx = ToolContext("s", "c", repo, services=RunServices(skills=work_runtime))
     tool = SkillTool()
     assert "Do the thing" in asyncio.run(tool.execute(tool.prepare(SkillInput(name="research"), ctx), ctx)).text
 

@@ -24,6 +24,7 @@ from protoagent.skills.session_skills import activate_for_request, preload_assig
 from protoagent.skills.tool import SkillInput, SkillTool
 from protoagent.testing import ScriptedModel
 from protoagent.tools.base import ToolContext
+from protoagent.tools.services import RunServices
 
 from .support import simple, write_skill
 
@@ -67,7 +68,7 @@ def _log() -> SessionLog:
 
 
 def _ctx(runtime: SkillRuntime) -> ToolContext:
-    return ToolContext("s1", "c1", Path("/"), services={"skills": runtime})
+    return ToolContext("s1", "c1", Path("/"), services=RunServices(skills=runtime))
 
 
 async def _call(runtime: SkillRuntime, name: str, resource: str | None = None) -> str:

@@ -8,6 +8,7 @@ import pytest
 
 from protoagent.errors import ToolRejected
 from protoagent.events import MemoryStore, SessionLog
+from protoagent.tools.services import RunServices
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.task import TaskRecord, current_task
 from protoagent.workflow.task_tools import PlanArgs, plan
@@ -88,7 +89,7 @@ def test_worker_packet_is_bounded_and_never_executes(tmp_path) -> None:  # type:
     log = SessionLog(MemoryStore(), "s_p")
     log.append("session.created", {"preset": "p", "model": "m", "root": str(tmp_path), "approval_policy": "auto"})
     board = TaskBoard(log, RECORD)
-    ctx = ToolContext("s_p", "c1", tmp_path, "architect", services={"task": board})
+    ctx = ToolContext("s_p", "c1", tmp_path, "architect", services=RunServices(task=board))
     tool = WorkerPacket()
     out = asyncio.run(
         tool.execute(tool.prepare(PacketArgs(role="coder", objective="fix", paths=["a.py", "b.py", "../x"]), ctx), ctx)

@@ -12,7 +12,6 @@ from typing import Literal
 from protoagent.agents.presets import Preset
 from protoagent.agents.session import AgentSession
 from protoagent.context.admission import ContextOverflow
-from protoagent.context.compaction import COMPACTION_SERVICE, Compactor
 from protoagent.errors import ConfigError, ControlSignal, LimitExceeded, ProviderError, YieldControl
 from protoagent.events.catalog import ContextCompacted, TurnStarted
 from protoagent.events.messages import MessageDeriver
@@ -259,12 +258,12 @@ class AgentLoop:
     async def _admitted_request(self) -> ModelRequest:
         """The next request; when its mandatory part cannot fit the window, the oldest turns are
         replaced by a summary (a ``context.compacted`` event) and it is built again."""
-        compactor = self.session.spec.services.get(COMPACTION_SERVICE)
+        compactor = self.session.services.compactor
         for _ in range(MAX_COMPACTIONS):
             try:
                 return self.build_request()
             except ContextOverflow as overflow:
-                if not isinstance(compactor, Compactor):
+                if compactor is None:
                     raise
                 budget = self.budget
                 made = await compactor.compact(

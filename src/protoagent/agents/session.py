@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from protoagent.agents.presets import Preset, get_preset
 from protoagent.errors import ConfigError
@@ -18,14 +17,14 @@ from protoagent.hooks.pipeline import HookPipeline
 from protoagent.hooks.projection import PROJECTION_OWNER
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
-from protoagent.processes.preview import PREVIEWS, PreviewRegistry
+from protoagent.processes.preview import PreviewRegistry
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.tools import process_tool_available
 from protoagent.tools.approvals import POLICIES, Answerer, ApprovalService, Policy, rules_from_events
 from protoagent.tools.base import AnyTool
 from protoagent.tools.pipeline import Guard, ToolEnvironment, ToolPipeline
 from protoagent.tools.registry import ToolRegistry
-from protoagent.workspace.paths import EXTRA_ROOTS
+from protoagent.tools.services import RunServices
 
 
 def builtin_tools() -> list[AnyTool]:
@@ -56,7 +55,8 @@ class SessionSpec:
     tools: Sequence[AnyTool] | None = None
     """Tools to offer instead of the built-in set."""
     guards: Sequence[Guard] = ()
-    services: dict[str, Any] = field(default_factory=dict)
+    services: RunServices = field(default_factory=RunServices)
+    """What the run provides its tools and agents; the session adds its own registries and log."""
     provider: ModelProvider | None = None
     """A ready provider (the SDK may pass one); otherwise ``model`` is resolved."""
     on_event: Callable[[Event], None] | None = None
@@ -105,14 +105,13 @@ class AgentSession:
     def close(self) -> None:
         """End the session: every tracked process group and preview server is terminated, then the
         session is given back."""
-        registry = self.spec.services.get("processes")
-        previews = self.spec.services.get(PREVIEWS)
+        registry, previews = self.services.processes, self.services.previews
         try:
-            if isinstance(registry, ProcessRegistry):
+            if registry is not None:
                 registry.shutdown()
         finally:
             try:
-                if isinstance(previews, PreviewRegistry):
+                if previews is not None:
                     previews.shutdown()
             finally:
                 self.lease.release()
@@ -122,15 +121,15 @@ class AgentSession:
         tools when projection is mounted (its receipts point to it), plus ``process`` once a ``shell``
         call left a process running. A tool whose metadata names roles is offered only to those
         agents; the pipeline runs only offered tools, so it is never executed for another."""
-        registry = self.spec.services.get("processes")
-        granted: Mapping[str, Iterable[str]] = self.spec.services.get("skill_tools") or {}
+        registry, skills = self.services.processes, self.services.skills
+        granted: Mapping[str, Iterable[str]] = skills.active_tools if skills is not None else {}
         # Dependencies of a skill join only the offer of the agent that loaded it (bounded by its
         # role when the skill was activated); a lead's skills never widen a member.
         skill_tools = sorted(granted.get(agent, ()))
         names = (*names, *(t for t in skill_tools if t not in names and t in self.registry))
         if names and "recall" in self.registry and "recall" not in names and PROJECTION_OWNER in self.hooks.owners:
             names = (*names, "recall")  # projection declares it to the model only once a receipt needs it
-        if "shell" in names and "process" in self.registry and isinstance(registry, ProcessRegistry):
+        if "shell" in names and "process" in self.registry and registry is not None:
             if process_tool_available(registry) and "process" not in names:
                 names = (*names, "process")
         return tuple(n for n in names if self._permits(n, agent))
@@ -140,6 +139,16 @@ class AgentSession:
         return tool is None or not tool.metadata.roles or agent in tool.metadata.roles
 
     @property
+    def services(self) -> RunServices:
+        """The session's services as every tool call sees them now."""
+        return self.pipeline.env.services
+
+    def provide(self, services: RunServices) -> None:
+        """Hand later services to the session's agents and every later tool call (what needs the
+        session itself to exist: the task board, the workers, the compactor)."""
+        self.pipeline.env = replace(self.pipeline.env, services=services)
+
+    @property
     def root(self) -> Path:
         """The selected (primary) workspace root."""
         return self.pipeline.env.root
@@ -147,7 +156,7 @@ class AgentSession:
     @property
     def roots(self) -> tuple[Path, ...]:
         """Every root of the session, the primary first."""
-        return (self.root, *self.spec.services.get(EXTRA_ROOTS, ()))
+        return (self.root, *self.services.extra_roots)
 
     def provider_for(self, agent: str) -> ModelProvider:
         """The provider that answers ``agent``: its own model's, else the session's."""
@@ -192,12 +201,15 @@ class AgentSession:
             log.subscribe(spec.on_event)
         artifacts_root = spec.artifacts_root or Path(tempfile.gettempdir()) / "protoagent-artifacts"
         artifacts = artifacts_root / log.session_id
-        spec.services.setdefault("processes", ProcessRegistry())
-        spec.services.setdefault(PREVIEWS, PreviewRegistry())  # apart from the model's command processes
-        spec.services["session_log"] = log  # read by ``recall``
-        if extra:
-            spec.services[EXTRA_ROOTS] = extra
-        env = ToolEnvironment(root, artifacts, spec.services, preset.profile)
+        given = spec.services
+        services = replace(
+            given,
+            processes=ProcessRegistry() if given.processes is None else given.processes,
+            previews=PreviewRegistry() if given.previews is None else given.previews,  # apart from the processes
+            session_log=log,  # read by ``recall``
+            extra_roots=extra or given.extra_roots,
+        )
+        env = ToolEnvironment(root, artifacts, services, preset.profile)
         pipeline = ToolPipeline(registry, approvals, log, env, guards=spec.guards)
         if spec.resume_id is not None:
             approvals.restore_rules(rules_from_events(log.events))  # "for this session" outlives a run

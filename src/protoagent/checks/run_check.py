@@ -6,7 +6,7 @@ expands the id through the processes layer's command preparation, so the approve
 same exact preview as for ``execute_command``; the command then runs through the session's
 process registry (its own process group and output journal).
 
-Session services read: ``checks`` (the ``CheckPlan``), ``python`` (the selected interpreter),
+``RunServices`` read: ``checks`` (the ``CheckPlan``), ``python`` (the selected interpreter),
 ``processes`` (the ``ProcessRegistry``; a tool-owned one is used without it), ``sandbox`` and
 ``changed_files`` (a callable listing the paths this run changed, for revision capture).
 Around each run the workspace's tracked files are captured too (``checks.tracked``), so a check
@@ -38,7 +38,7 @@ from protoagent.checks.receipts import (
 )
 from protoagent.checks.tracked import RunnerRevisions, capture_tracked
 from protoagent.checks.types import CheckPlan, CheckSpec
-from protoagent.errors import ConfigError, ToolRejected
+from protoagent.errors import ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, PreparedCommand, prepare_command
 from protoagent.processes.live import LIVE_OUTPUT
 from protoagent.processes.results import observe
@@ -122,8 +122,7 @@ class RunCheck(Tool[RunCheckInput]):
         registry = self._process_registry(ctx)
         artifacts_dir = registry.artifacts_dir(ctx.artifacts_dir)
         tracked = await asyncio.to_thread(capture_tracked, ctx.root)
-        runners = ctx.services.get("check_runners")
-        runners = runners if isinstance(runners, RunnerRevisions) else self._runners
+        runners = ctx.services.check_runners or self._runners
         changed_runner = _not_edited(ctx, await asyncio.to_thread(runners.changed, call.command.executable))
         try:
             process = registry.start(call.command, artifacts_dir=artifacts_dir, label=call.check.id, listed=False)
@@ -147,14 +146,14 @@ class RunCheck(Tool[RunCheckInput]):
 
     def _site(self, ctx: ToolContext) -> CommandSite:
         artifacts_dir = self._process_registry(ctx).artifacts_dir(ctx.artifacts_dir)
-        python = ctx.services.get("python") or sys.executable
-        sandbox = ctx.services.get("sandbox") or NO_SANDBOX
+        python = ctx.services.python or sys.executable
+        sandbox = ctx.services.sandbox or NO_SANDBOX
         return CommandSite(ctx.root, session_home(artifacts_dir), str(python), sandbox)
 
     def _process_registry(self, ctx: ToolContext) -> ProcessRegistry:
         """The session's registry, or one this tool keeps when the wiring gives none."""
-        registry = ctx.services.get("processes")
-        if isinstance(registry, ProcessRegistry):
+        registry = ctx.services.processes
+        if registry is not None:
             return registry
         if self._registry is None:
             self._registry = ProcessRegistry()
@@ -163,18 +162,13 @@ class RunCheck(Tool[RunCheckInput]):
 
 def check_plan(ctx: ToolContext) -> CheckPlan:
     """The session's check plan; a session without one has no checks."""
-    plan = ctx.services.get("checks")
-    if plan is None:
-        return CheckPlan()
-    if not isinstance(plan, CheckPlan):
-        raise ConfigError("the session wiring must put a CheckPlan into ToolContext.services['checks']")
-    return plan
+    plan = ctx.services.checks
+    return CheckPlan() if plan is None else plan
 
 
 def changed_files(ctx: ToolContext) -> ChangedFiles | None:
     """The ``changed_files`` service when the session offers one."""
-    service = ctx.services.get("changed_files")
-    return service if callable(service) else None
+    return ctx.services.changed_files
 
 
 def _unknown_check(check_id: str, plan: CheckPlan) -> ToolRejected:

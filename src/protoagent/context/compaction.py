@@ -28,8 +28,6 @@ from protoagent.events.types import Event
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ModelTurn
 
-COMPACTION_SERVICE = "compaction"
-"""Where a run keeps its ``Compactor`` in the session's services."""
 COMPACTION_AGENT = "compaction"
 """The ``agent_role`` of a summary request (it is nobody's conversation)."""
 SUMMARY_SHARE = 0.1
@@ -239,7 +237,6 @@ async def _final(provider: ModelProvider, request: ModelRequest) -> ModelTurn:
 
 __all__ = [
     "COMPACTION_AGENT",
-    "COMPACTION_SERVICE",
     "CompactionPlan",
     "Compactor",
     "describe_compaction",

@@ -1,7 +1,7 @@
 """The MCP broker's general tools: ``list_mcp_tools``, ``mcp_tool_schema``, ``call_mcp_tool``
 and ``read_mcp_output``.
 
-The run wiring puts an ``MCPBroker`` into ``ToolContext.services["mcp_broker"]``. Starting
+The run wiring puts an ``MCPBroker`` into ``RunServices.mcp_broker``. Starting
 the person's own server (or a repository server the person trusted) to list its tools is a
 ``read``; starting an untrusted repository server is an ``execute`` outside the workspace, so
 it is asked for even under ``--approval auto``, and approving it trusts the server. Calls are
@@ -29,7 +29,6 @@ from protoagent.integrations.mcp_calls import (
 from protoagent.integrations.untrusted import clip, untrusted_header
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
-BROKER_SERVICE = "mcp_broker"
 MAX_SCHEMA_CHARS = 8000
 PAGE_CHARS = 24_000
 
@@ -74,10 +73,10 @@ class ReadMcpOutputInput(BaseModel):
 
 
 def broker_of(ctx: ToolContext) -> MCPBroker:
-    broker = ctx.services.get(BROKER_SERVICE)
-    if not isinstance(broker, MCPBroker):
+    broker = ctx.services.mcp_broker
+    if broker is None:
         raise ConfigError(
-            f"the session wiring must put an MCPBroker into ToolContext.services[{BROKER_SERVICE!r}] "
+            "the session wiring must put an MCPBroker into RunServices.mcp_broker "
             "(MCPBroker.from_files(root, data_home))"
         )
     return broker

@@ -1,6 +1,6 @@
 """Scout's tools: ``fetch_url`` and ``web_search``, public-web evidence behind approval.
 
-Session services read: ``scout_allow_hosts`` (non-public hosts a person allows, see
+``RunServices`` read: ``scout_allow_hosts`` (non-public hosts a person allows, see
 ``web_guard``) and ``search_endpoint`` (a URL template with ``{query}`` answering JSON; the
 ``PROTOAGENT_SEARCH_URL`` environment variable is the fallback). Every call is an ``execute``
 effect: network access needs approval, and the preview names the exact URL and limits.
@@ -28,10 +28,9 @@ from protoagent.integrations.web_fetch import (
     FetchLimits,
     fetch,
 )
-from protoagent.integrations.web_guard import ALLOW_HOSTS_SERVICE, HostAllowList, check_url
+from protoagent.integrations.web_guard import HostAllowList, check_url
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
-SEARCH_ENDPOINT_SERVICE = "search_endpoint"
 SEARCH_URL_ENV = "PROTOAGENT_SEARCH_URL"
 
 
@@ -59,7 +58,7 @@ class _Plan:
 
 
 def _allow_list(ctx: ToolContext) -> HostAllowList:
-    return HostAllowList.from_service(ctx.services.get(ALLOW_HOSTS_SERVICE))
+    return HostAllowList.from_service(ctx.services.scout_allow_hosts)
 
 
 def _limits_text(limits: FetchLimits) -> str:
@@ -125,7 +124,7 @@ class FetchUrlTool(Tool[FetchUrlInput]):
 
 
 def search_endpoint(ctx: ToolContext) -> str | None:
-    value = ctx.services.get(SEARCH_ENDPOINT_SERVICE) or os.environ.get(SEARCH_URL_ENV)
+    value = ctx.services.search_endpoint or os.environ.get(SEARCH_URL_ENV)
     return str(value) if value else None
 
 

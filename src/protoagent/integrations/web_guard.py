@@ -23,8 +23,8 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 ALLOW_HOSTS_SERVICE = "scout_allow_hosts"
-"""``ToolContext.services`` key: host names, addresses or networks (CIDR) Scout may reach even
-though they are not public (a string is split on commas)."""
+"""The ``RunServices`` field (named in refusals) of the host names, addresses or networks (CIDR)
+Scout may reach even though they are not public (a string is split on commas)."""
 LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa")
 DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -12,7 +12,7 @@ from protoagent.navigation.query import MAX_RESULTS, MAX_SOURCES_SHOWN, Answer, 
 from protoagent.navigation.service import answer, render, to_json
 from protoagent.navigation.symbols import symbol_problem, words_in
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
-from protoagent.workspace.paths import EXTRA_ROOTS, locate
+from protoagent.workspace.paths import locate
 from protoagent.workspace.tools import RAW_TEXT_ROLES
 
 SMALL_PROFILE_RESULTS = 15
@@ -48,18 +48,18 @@ class CodeContextTool(Tool[CodeContextInput]):
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: CodeContextInput, ctx: ToolContext) -> Prepared:
-        where = locate(ctx.root, args.path or ".", ctx.services.get(EXTRA_ROOTS) or ())
+        where = locate(ctx.root, args.path or ".", ctx.services.extra_roots)
         under = None if where.rel == "." else where.rel
         plan = (where.root, args.operation, args.symbol, under)
         return Prepared(f"{args.operation} of {args.symbol} in {where.shown}", "read", state=plan)
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         root, operation, symbol, under = prepared.state
-        home = ctx.services.get(HOME_SERVICE)
+        home = ctx.services.data_home
         limit = SMALL_PROFILE_RESULTS if ctx.profile == "small" else MAX_RESULTS
 
         def run() -> ToolOutput:
-            result = answer(Path(root), operation, str(symbol), under, home=Path(home) if home else None, limit=limit)
+            result = answer(Path(root), operation, str(symbol), under, home=home, limit=limit)
             numbered = ctx.agent_role not in RAW_TEXT_ROLES or ctx.profile != "small"
             return ToolOutput(render(result) + _sources(Path(root), result, numbered), data=to_json(result))
 

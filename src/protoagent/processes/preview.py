@@ -3,7 +3,7 @@
 ``preview`` (start, status, logs, stop) runs a command line on the same journalled process runtime
 as ``shell`` (sandbox, process group, output journal), but in a ``PreviewRegistry`` of its own:
 previews never appear in the ``process`` tool's registry, and ``process`` cannot stop them. The
-session puts one into ``ToolContext.services["previews"]`` and shuts it down (every preview's
+session puts one into ``RunServices.previews`` and shuts it down (every preview's
 whole process group) when its run ends, as the server and the ACP process do on exit.
 
 A preview listens on loopback: its sandbox is the session's with networking on, so no approval
@@ -30,8 +30,6 @@ from protoagent.processes.runner import ManagedProcess, ProcessRegistry
 from protoagent.processes.tools import SHELL, command_site, shell_path
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
-PREVIEWS = "previews"
-"""The ``ToolContext.services`` key of the session's ``PreviewRegistry``."""
 MAX_PREVIEWS = 4
 READY_WAIT_S = 15.0
 """How long ``start`` waits for the port to accept connections before reporting."""
@@ -107,9 +105,9 @@ class PreviewRegistry:
 
 
 def preview_registry(ctx: ToolContext) -> PreviewRegistry:
-    registry = ctx.services.get(PREVIEWS)
-    if not isinstance(registry, PreviewRegistry):
-        raise ConfigError("the session wiring must put a PreviewRegistry into ToolContext.services['previews']")
+    registry = ctx.services.previews
+    if registry is None:
+        raise ConfigError("the session wiring must put a PreviewRegistry into RunServices.previews")
     return registry
 
 

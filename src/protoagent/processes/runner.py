@@ -239,7 +239,7 @@ class ProcessRegistry:
     """Every process a session started, by opaque id (``p_<8 hex>``).
 
     The session wiring creates one per session and puts it into
-    ``ToolContext.services["processes"]``; the application calls ``shutdown`` on exit.
+    ``RunServices.processes``; the application calls ``shutdown`` on exit.
     Commands run to completion by ``execute_command`` are tracked while they run and then
     forgotten; shell processes stay listed for the ``process`` tool.
     """

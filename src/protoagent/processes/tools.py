@@ -1,9 +1,9 @@
 """The process tools: ``execute_command`` (argv, to completion), ``shell`` (a command line that
 may go on running) and ``process`` (list, poll, wait for and terminate what shell started).
 
-The session wiring puts a ``ProcessRegistry`` into ``ToolContext.services["processes"]`` and
-may put the selected interpreter's path into ``services["python"]`` and a ``SandboxProfile``
-into ``services["sandbox"]``. Once ``process_tool_available`` says so, it offers ``process``.
+The session wiring puts a ``ProcessRegistry`` into ``RunServices.processes`` and may put the
+selected interpreter's path into ``RunServices.python`` and a ``SandboxProfile`` into
+``RunServices.sandbox``. Once ``process_tool_available`` says so, it offers ``process``.
 """
 
 from __future__ import annotations
@@ -182,17 +182,17 @@ class ProcessTool(Tool[ProcessInput]):
 
 def process_registry(ctx: ToolContext) -> ProcessRegistry:
     """The session's registry; its absence is a wiring mistake, not something a model can fix."""
-    registry = ctx.services.get("processes")
-    if not isinstance(registry, ProcessRegistry):
-        raise ConfigError("the session wiring must put a ProcessRegistry into ToolContext.services['processes']")
+    registry = ctx.services.processes
+    if registry is None:
+        raise ConfigError("the session wiring must put a ProcessRegistry into RunServices.processes")
     return registry
 
 
 def command_site(ctx: ToolContext) -> CommandSite:
     """Root, session HOME, interpreter selection (default: this interpreter) and sandbox of ``ctx``."""
     artifacts_dir = process_registry(ctx).artifacts_dir(ctx.artifacts_dir)
-    python = ctx.services.get("python") or sys.executable
-    sandbox = ctx.services.get("sandbox") or NO_SANDBOX
+    python = ctx.services.python or sys.executable
+    sandbox = ctx.services.sandbox or NO_SANDBOX
     return CommandSite(ctx.root, session_home(artifacts_dir), str(python), sandbox)
 
 

@@ -27,12 +27,11 @@ from typing import Any, Literal
 
 from protoagent.agents.session import AgentSession
 from protoagent.checks.run_check import read_output
-from protoagent.checks.types import CheckPlan, CheckSpec
+from protoagent.checks.types import CheckSpec
 from protoagent.errors import ProviderError
 from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
 from protoagent.processes.command import NO_SANDBOX
-from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.sandbox import asks_each_command
 from protoagent.repair.candidates import REPAIR_AGENT, CandidateEdit, CandidateSource, ProviderCandidates
 from protoagent.repair.edits import exact_span
@@ -141,11 +140,10 @@ async def _approve_scratch_checks(
 async def _repair(
     session: AgentSession, selected: Sequence[str], source: CandidateSource | None, budget: RepairBudget
 ) -> RepairOutcome:
-    services = session.spec.services
-    plan = services.get("checks")
-    sandbox = services.get("sandbox") or NO_SANDBOX
-    processes = services.get("processes")
-    if not isinstance(plan, CheckPlan) or not isinstance(processes, ProcessRegistry):
+    services = session.services
+    plan, processes = services.checks, services.processes
+    sandbox = services.sandbox or NO_SANDBOX
+    if plan is None or processes is None:
         return RepairOutcome("skipped", "the run has no check plan")
     if asks_each_command(sandbox):
         return RepairOutcome("skipped", "no sandbox: scratch checks would run without a person's approval")
@@ -160,7 +158,7 @@ async def _repair(
         return RepairOutcome("skipped", f"scratch checks not approved: {approved}")
     session.log.append("repair.started", _started(localization, checks), agent="repair")
     source = source or local_source(session.provider, repair_seed()) or ProviderCandidates(session.provider)
-    python = str(services.get("python") or "python3")
+    python = services.python or "python3"
     options = ScratchOptions(failing=failing)
     with ScratchWorkspace(session.root, python, sandbox, processes=processes, options=options) as scratch:
         try:

@@ -22,7 +22,6 @@ from protoagent.tools.base import ToolMetadata
 DURABLE_SHARE = 0.08
 """Exact activation pairs kept through compaction may take 8 % of a known window."""
 DURABLE_BYTES_UNKNOWN = 24_000
-SKILLS_SERVICE = "skills"
 """The key under which tools find the session's ``SkillRuntime``."""
 
 

@@ -4,9 +4,8 @@ resolver — all recorded, each activation for the agent it is made for."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
 
 from protoagent.errors import ToolRejected
 from protoagent.events.catalog import SkillActivated
@@ -24,7 +23,7 @@ from protoagent.skills.activation import (
 from protoagent.skills.discovery import load_skills
 from protoagent.skills.model import AppMode, SkillBundle
 from protoagent.skills.resolver import SKIPPED_REASON, Decision, plausible_skills, resolve_skill
-from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
+from protoagent.skills.runtime import SkillRuntime
 
 ACTIVATED_EVENT = "skill.activated"
 RESOLVED_EVENT = "skill.resolved"
@@ -91,7 +90,7 @@ def preload_assigned(
 
 
 def preload_member(
-    services: Mapping[str, Any],
+    runtime: SkillRuntime | None,
     log: SessionLog,
     agent: str,
     assigned: Sequence[str],
@@ -100,8 +99,7 @@ def preload_member(
 ) -> None:
     """At the start of a member's assignment: its assigned skills, preloaded for it alone and
     bounded by ``role_tools``. A session without skills has nothing to preload."""
-    runtime = services.get(SKILLS_SERVICE)
-    if not assigned or not isinstance(runtime, SkillRuntime):
+    if not assigned or runtime is None:
         return
     runtime.enrol(agent, role_tools)
     preload_assigned(log, runtime, agent, assigned, request)

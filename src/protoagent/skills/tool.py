@@ -10,7 +10,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from protoagent.errors import ToolRejected
 from protoagent.skills.activation import SKILL_TOOL, is_control_plane, task_resources
-from protoagent.skills.runtime import SKILLS_SERVICE, SkillRuntime
+from protoagent.skills.runtime import SkillRuntime
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workspace.confined import RefusedRead, read_confined
 
@@ -32,9 +32,7 @@ class SkillTool(Tool[SkillInput]):
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="read", observation="exact")
 
     def prepare(self, args: SkillInput, ctx: ToolContext) -> Prepared:
-        runtime = ctx.services.get(SKILLS_SERVICE)
-        if not isinstance(runtime, SkillRuntime):
-            raise ToolRejected("skills are not available in this session", kind="unavailable")
+        runtime = _runtime(ctx)
         bundle = runtime.index.find(args.name, runtime.mode)
         if bundle is None or (not bundle.implicit and args.name not in runtime.loaded_for(ctx.agent_role)):
             names = [b.name for b in runtime.index.implicit(runtime.mode)]
@@ -52,7 +50,7 @@ class SkillTool(Tool[SkillInput]):
         )
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        runtime: SkillRuntime = ctx.services[SKILLS_SERVICE]
+        runtime = _runtime(ctx)
         kind, target = prepared.state
         if kind == "read":
             directory, relative = target
@@ -67,6 +65,13 @@ class SkillTool(Tool[SkillInput]):
         activation = runtime.activate(target, "model", ctx.agent_role)
         runtime.mark_loaded(activation, ctx.agent_role)
         return ToolOutput(activation.render(), data={"activation": activation.to_json()})
+
+
+def _runtime(ctx: ToolContext) -> SkillRuntime:
+    runtime = ctx.services.skills
+    if runtime is None:
+        raise ToolRejected("skills are not available in this session", kind="unavailable")
+    return runtime
 
 
 def _resource_path(directory: Path, relative: str, runtime: SkillRuntime, name: str, agent: str) -> tuple[Path, str]:

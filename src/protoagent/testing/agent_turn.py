@@ -16,6 +16,7 @@ from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
 from protoagent.processes.sandbox import select_sandbox
 from protoagent.tools.approvals import Answerer, Policy
+from protoagent.tools.services import RunServices
 
 
 async def run_preset_turn(
@@ -49,7 +50,7 @@ async def run_preset_turn(
         model_config=ModelConfig(),
         on_event=on_event,
         artifacts_root=artifacts_root,
-        services={"sandbox": select_sandbox(sandbox)},
+        services=RunServices(sandbox=select_sandbox(sandbox)),
     )
     session = AgentSession.create(spec)
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -13,6 +12,7 @@ from pydantic import BaseModel
 
 from protoagent.models.declarations import declared_schema
 from protoagent.models.types import ToolSchema
+from protoagent.tools.services import RunServices
 
 Effect = Literal["none", "read", "write", "execute"]
 """What running a tool does: ``write`` and ``execute`` are effects that need approval."""
@@ -37,7 +37,7 @@ class ToolMetadata:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Per-call facts a tool may read. Services are shared per session (process registry ...)."""
+    """Per-call facts a tool may read. Services are shared per session (``RunServices``)."""
 
     session_id: str
     call_id: str
@@ -47,7 +47,7 @@ class ToolContext:
     profile: Profile = "standard"
     artifacts_dir: Path | None = None
     """Session-scoped folder for journals and large outputs."""
-    services: Mapping[str, Any] = field(default_factory=dict)
+    services: RunServices = field(default_factory=RunServices)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from protoagent.tools.approvals import EFFECTS_NEEDING_APPROVAL, ApprovalRequest
 from protoagent.tools.base import AnyTool, Prepared, Profile, ToolContext, ToolOutput
 from protoagent.tools.cancellation import partial_output
 from protoagent.tools.registry import ToolRegistry
+from protoagent.tools.services import RunServices
 
 Status = Literal["ok", "error", "denied", "rejected"]
 _MAX_REPORTED_ERRORS = 10
@@ -68,7 +69,7 @@ class ToolEnvironment:
 
     root: Path
     artifacts_dir: Path | None = None
-    services: Mapping[str, Any] = field(default_factory=dict)
+    services: RunServices = field(default_factory=RunServices)
     profile: Profile = "standard"
 
 

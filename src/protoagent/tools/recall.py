@@ -3,7 +3,7 @@
 Read-only. The result comes from the call's ``tool.ended`` event, or from its artifact (a
 command's full output journal) when the event names one inside this session's artifact
 folder. Output is bounded per request; ``start`` pages through a long result. The session
-wiring puts the ``SessionLog`` into ``ToolContext.services["session_log"]``.
+wiring puts the ``SessionLog`` into ``RunServices.session_log``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from protoagent.events.log import SessionLog
 from protoagent.events.queries import facts
 from protoagent.tools.base import AnyTool, Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
-SESSION_LOG_SERVICE = "session_log"
 RECALL_CHARS = {"small": 3000, "standard": 12_000}
 """Characters one recall returns, per profile."""
 
@@ -68,9 +67,9 @@ class RecallTool(Tool[RecallInput]):
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: RecallInput, ctx: ToolContext) -> Prepared:
-        log = ctx.services.get(SESSION_LOG_SERVICE)
-        if not isinstance(log, SessionLog):
-            raise ConfigError(f"the session wiring must put the SessionLog into services[{SESSION_LOG_SERVICE!r}]")
+        log = ctx.services.session_log
+        if log is None:
+            raise ConfigError("the session wiring must put the SessionLog into RunServices.session_log")
         ended = _ended(log, args.call_id, ctx.agent_role)
         return Prepared(preview=f"recall {args.call_id}", effect="read", state=(ended, args.start))
 

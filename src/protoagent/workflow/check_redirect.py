@@ -19,8 +19,7 @@ from protoagent.models.types import ToolCall
 from protoagent.processes.command import CommandRequest, PreparedCommand, prepare_command
 from protoagent.processes.tools import ExecuteCommandInput, ExecuteCommandTool, command_site
 from protoagent.tools.base import AnyTool, Prepared, ToolContext, ToolOutput
-from protoagent.workflow.board import TaskBoard
-from protoagent.workflow.workers import WorkerRunner, file_writes
+from protoagent.workflow.workers import file_writes
 
 Phase = Literal["baseline", "verify"]
 
@@ -41,9 +40,9 @@ class WorkflowExecuteCommand(ExecuteCommandTool):
 
     def prepare(self, args: ExecuteCommandInput, ctx: ToolContext) -> Prepared:
         prepared = super().prepare(args, ctx)
-        runner = ctx.services.get("workers")
+        runner = ctx.services.workers
         command = getattr(prepared.state, "command", None)
-        if not isinstance(runner, WorkerRunner) or not isinstance(command, PreparedCommand):
+        if runner is None or not isinstance(command, PreparedCommand):
             return prepared
         check_id = matching_check(command, _selected(ctx), ctx)
         if check_id is None:
@@ -57,8 +56,8 @@ class WorkflowExecuteCommand(ExecuteCommandTool):
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         redirect = prepared.state
-        runner = ctx.services.get("workers")
-        if not isinstance(redirect, CheckRedirect) or not isinstance(runner, WorkerRunner):
+        runner = ctx.services.workers
+        if not isinstance(redirect, CheckRedirect) or runner is None:
             return await super().execute(prepared, ctx)
         arguments = {"check_id": redirect.check_id, "phase": redirect.phase}
         call = ToolCall(f"{ctx.call_id}_check", "run_check", arguments)
@@ -94,8 +93,8 @@ def _prepared(check: CheckSpec, ctx: ToolContext) -> PreparedCommand | None:
 
 
 def _selected(ctx: ToolContext) -> tuple[str, ...]:
-    board = ctx.services.get("task")
-    return board.record.selected_check_ids if isinstance(board, TaskBoard) else ()
+    board = ctx.services.task
+    return board.record.selected_check_ids if board is not None else ()
 
 
 def with_check_redirect(tools: Iterable[AnyTool]) -> list[AnyTool]:

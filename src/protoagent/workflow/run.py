@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from protoagent.agents.definition import AppMode
 from protoagent.agents.loop import DEFAULT_MODEL_CALLS, AgentLoop, Budget
@@ -20,7 +20,6 @@ from protoagent.checks.plan import plan_checks
 from protoagent.checks.run_check import CHECK_TOOLS
 from protoagent.checks.tracked import RunnerRevisions
 from protoagent.checks.types import CheckPlan
-from protoagent.context.compaction import COMPACTION_SERVICE
 from protoagent.events.catalog import ModelCompleted, TurnEnded
 from protoagent.events.log import SessionLog
 from protoagent.events.queries import facts, last_fact
@@ -37,11 +36,10 @@ from protoagent.integrations.mcp_broker import MCPBroker
 from protoagent.integrations.mcp_native import mount_native
 from protoagent.integrations.mcp_prompts import expand_prompt_command
 from protoagent.models.profile import detect_profile
-from protoagent.navigation.tool import HOME_SERVICE as NAVIGATION_HOME
-from protoagent.skills.runtime import SKILLS_SERVICE
 from protoagent.skills.session_skills import offered_skill_tool, resolver_enabled, skills_for_run
 from protoagent.skills.tool import SkillTool
 from protoagent.tools.base import AnyTool
+from protoagent.tools.services import RunServices
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.check_redirect import with_check_redirect
@@ -131,20 +129,24 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     role = replace(role, max_steps=min(role.max_steps, limits.lead_steps))
     if extras:
         role = replace(role, tools=(*role.tools, *(cls.name for cls in extras)))
-    services: dict[str, Any] = {"checks": plan, "python": interpreter.path, "sandbox": run_sandbox(options)}
-    services[NAVIGATION_HOME] = options.data_home  # code_context keeps its index cache there (None: the default)
     # Before any command of the run: what each check runs, so a replaced runner is noticed.
-    services["check_runners"] = RunnerRevisions.at_start(plan, root, interpreter.path)
-    sandbox = services["sandbox"]
+    check_runners = RunnerRevisions.at_start(plan, root, interpreter.path)
+    sandbox = run_sandbox(options)
     broker = MCPBroker.from_files(root, options.data_home, sandbox=sandbox) if options.mcp and extras else None
-    if broker is not None:
-        services["mcp_broker"] = broker
     repos = (root, *extra) if team.mode == "coding" else ()
     skills = skills_for_run(contract.surface, team.mode, repos, options.data_home, model_config.context_window)
     if skills is not None:
         role = replace(role, tools=(*role.tools, *offered_skill_tool(skills, objective, team.lead.skills)))
-        services.update({SKILLS_SERVICE: skills, "skill_tools": skills.active_tools})
         extras = (*extras, SkillTool)
+    services = RunServices(
+        python=interpreter.path,
+        sandbox=sandbox,
+        checks=plan,
+        check_runners=check_runners,
+        data_home=options.data_home,  # code_context keeps its index cache there (None: the default)
+        skills=skills,
+        mcp_broker=broker,
+    )
     workflow_tools: tuple[type[AnyTool], ...] = (
         *TASK_TOOLS,
         *CRITERIA_TOOLS,
@@ -188,7 +190,9 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
         log.append(AGENTS_DIAGNOSTICS, {"diagnostics": ignored})
     board = _board(log, objective, plan, contract, root, resumed=options.resume is not None)
     runner = WorkerRunner(session, board, budget, profile, mode, limits.coder_windows, team.members)
-    services.update(task=board, workers=runner, changed_files=lambda: _changed_files(log.events))
+    session.provide(
+        replace(session.services, task=board, workers=runner, changed_files=lambda: _changed_files(log.events))
+    )
     if team.mode == "coding":
         # The task workflow's write scope; a Work lead writes in its own session workspace.
         session.pipeline.guards.append(run_guard(board, contract))
@@ -288,7 +292,7 @@ def _mount_hooks(
     )
     admission = ContextAdmissionHook.for_provider(session.provider, session.spec.model_config, profile, record)
     hooks.register(admission.registration())
-    session.spec.services[COMPACTION_SERVICE] = admission.compactor  # the loop compacts when a request cannot fit
+    session.provide(replace(session.services, compactor=admission.compactor))  # the loop compacts with it
     hooks.register(HookRegistration("work-yield", runner.yield_hook))
 
 

@@ -16,8 +16,8 @@ from protoagent.workflow.task import TaskRecord, WorkerReport, is_documentation_
 
 
 def board_of(ctx: ToolContext) -> TaskBoard:
-    board = ctx.services.get("task")
-    if not isinstance(board, TaskBoard):
+    board = ctx.services.task
+    if board is None:
         raise ToolRejected("there is no task record in this session", kind="no_task")
     return board
 

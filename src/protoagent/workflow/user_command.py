@@ -11,6 +11,7 @@ from protoagent.agents.session import AgentSession, SessionSpec
 from protoagent.errors import ConfigError, ProviderError, ToolRejected
 from protoagent.models.types import ModelEvent, ModelRequest, TextDelta, ToolCall
 from protoagent.processes.tools import user_shell_call
+from protoagent.tools.services import RunServices
 from protoagent.workflow.evidence import Evidence
 from protoagent.workflow.run_options import RunOptions, RunReport, RunStatus, run_sandbox
 
@@ -40,7 +41,7 @@ async def run_user_command(command: str, team: RunTeam, extra: tuple[Path, ...],
         on_event=options.on_event,
         artifacts_root=options.artifacts_root,
         provider=_NoModel(),
-        services={"sandbox": run_sandbox(options)},
+        services=RunServices(sandbox=run_sandbox(options)),
         mode=team.mode,
         lead=team.lead.name,
         resume_id=options.resume,

@@ -130,7 +130,8 @@ class WorkerRunner:
         assignment = f"Assignment: {task}"
         member = self.members.get(role)
         if member is not None:  # assignment is the one unconditional preload, for members too
-            preload_member(self.session.spec.services, self.session.log, role, member.skills, preset.tools, assignment)
+            skills = self.session.services.skills
+            preload_member(skills, self.session.log, role, member.skills, preset.tools, assignment)
         loop = AgentLoop(self.session, agent=role, role=preset, budget=self.budget, history_from=start)
         return loop, assignment
 
@@ -266,8 +267,8 @@ def _ended_on_applied_edit(events: Sequence[Event], after_seq: int, root: Path) 
 
 
 def runner_of(ctx: ToolContext) -> WorkerRunner:
-    runner = ctx.services.get("workers")
-    if not isinstance(runner, WorkerRunner):
+    runner = ctx.services.workers
+    if runner is None:
         raise ToolRejected("workers are not available in this session", kind="no_workers")
     return runner
 

@@ -86,7 +86,6 @@ def normalize_relpath(root: Path, path: str) -> str:
     return rel
 
 
-EXTRA_ROOTS = "extra_roots"
 """Service key of a multi-repository session's further roots (the primary is the tool root)."""
 
 

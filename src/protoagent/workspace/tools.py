@@ -30,7 +30,7 @@ from protoagent.workspace.inputs import (
     SearchRegexInput,
 )
 from protoagent.workspace.listing import list_entries
-from protoagent.workspace.paths import EXTRA_ROOTS, Located, feedback_for_os_error, locate, open_root
+from protoagent.workspace.paths import Located, feedback_for_os_error, locate, open_root
 from protoagent.workspace.search import compile_pattern, search_files
 from protoagent.workspace.text import (
     decode_source,
@@ -49,7 +49,7 @@ copied with its line numbers)."""
 
 def _locate(ctx: ToolContext, path: str) -> Located:
     """Place a path under the primary root or, in a multi-repository session, another root."""
-    return locate(ctx.root, path, ctx.services.get(EXTRA_ROOTS) or ())
+    return locate(ctx.root, path, ctx.services.extra_roots)
 
 
 @contextmanager
