@@ -75,7 +75,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -96,7 +95,7 @@ from protoagent.agents.service import validate_agents as validate_agents
 from protoagent.errors import ConfigError
 from protoagent.events.sqlite_store import SQLiteStore
 from protoagent.events.store import SessionStore
-from protoagent.events.stores import STORE_ENV, ClosableStore, open_store_at
+from protoagent.events.stores import ClosableStore, open_store_at
 from protoagent.events.types import Event
 from protoagent.private_files import PRIVATE_DIR_MODE, tighten
 from protoagent.processes.reaper import become_subreaper as become_subreaper
@@ -104,6 +103,9 @@ from protoagent.processes.reaper import stop_descendants as stop_descendants
 from protoagent.processes.sandbox import SANDBOX_MODES as SANDBOX_MODES
 from protoagent.processes.sandbox import sandbox_notice as sandbox_notice
 from protoagent.processes.sandbox import select_sandbox as select_sandbox
+from protoagent.settings import HOME_ENV as HOME_ENV
+from protoagent.settings import data_home as data_home
+from protoagent.settings import environment
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest
 
 if TYPE_CHECKING:
@@ -137,20 +139,13 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-HOME_ENV = "PROTOAGENT_HOME"
 STORE_FILE = "sessions.sqlite"
-
-
-def data_home() -> Path:
-    """Where ProtoAgent keeps its data: ``$PROTOAGENT_HOME`` or ``~/.protoagent``."""
-    override = os.environ.get(HOME_ENV)
-    return Path(override).expanduser() if override else Path.home() / ".protoagent"
 
 
 def open_store(home: Path | None = None, location: str | None = None) -> ClosableStore:
     """The session store: ``location``, else ``$PROTOAGENT_STORE`` (a ``postgresql://`` URL or a
     SQLite path), else the SQLite file under the data home."""
-    chosen = location or os.environ.get(STORE_ENV)
+    chosen = location or environment().store
     if chosen:
         return open_store_at(chosen)
     folder = home or data_home()

@@ -9,7 +9,6 @@ effect: network access needs approval, and the preview names the exact URL and l
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote_plus
@@ -29,9 +28,9 @@ from protoagent.integrations.web_fetch import (
     fetch,
 )
 from protoagent.integrations.web_guard import HostAllowList, check_url
+from protoagent.settings import SEARCH_URL_ENV, environment
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
-SEARCH_URL_ENV = "PROTOAGENT_SEARCH_URL"
 
 
 class FetchUrlInput(BaseModel):
@@ -124,7 +123,7 @@ class FetchUrlTool(Tool[FetchUrlInput]):
 
 
 def search_endpoint(ctx: ToolContext) -> str | None:
-    value = ctx.services.search_endpoint or os.environ.get(SEARCH_URL_ENV)
+    value = ctx.services.search_endpoint or environment().search_url
     return str(value) if value else None
 
 

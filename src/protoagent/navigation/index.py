@@ -25,10 +25,10 @@ from protoagent.navigation.listing import MAX_SOURCE_BYTES, list_sources, listin
 from protoagent.navigation.parsing import Parsed, Source, parse_sources
 from protoagent.navigation.resolve import Resolver
 from protoagent.private_files import create_private, private_dir
+from protoagent.settings import data_home
 from protoagent.workspace.files import MAX_FILE_BYTES, read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 
-HOME_ENV = "PROTOAGENT_HOME"
 INDEX_TIME_LIMIT_S = 30.0
 """The longest one refresh parses files; the rest wait for the next refresh."""
 _SCHEMA = (
@@ -59,8 +59,7 @@ def prune_caches(folder: Path, keep: int) -> None:
 
 def default_home() -> Path:
     """The data home, as every ProtoAgent command finds it: ``$PROTOAGENT_HOME`` or ``~/.protoagent``."""
-    override = os.environ.get(HOME_ENV)
-    return Path(override).expanduser() if override else Path.home() / ".protoagent"
+    return data_home()
 
 
 def cache_file(home: Path, root: Path) -> Path:

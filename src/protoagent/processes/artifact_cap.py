@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protoagent.errors import ConfigError
+from protoagent.settings import ARTIFACT_CAP_ENV, SESSION_CAP_ENV, environment
 
-ARTIFACT_CAP_ENV = "PROTOAGENT_ARTIFACT_CAP_BYTES"
-SESSION_CAP_ENV = "PROTOAGENT_SESSION_ARTIFACTS_CAP_BYTES"
 DEFAULT_ARTIFACT_CAP = 64 * 1024 * 1024
 DEFAULT_SESSION_CAP = 1024 * 1024 * 1024
 MIN_ARTIFACT_CAP = 64 * 1024
@@ -59,7 +58,11 @@ class ArtifactCaps:
 
     @classmethod
     def from_env(cls) -> ArtifactCaps:
-        return cls(_env_bytes(ARTIFACT_CAP_ENV, DEFAULT_ARTIFACT_CAP), _env_bytes(SESSION_CAP_ENV, DEFAULT_SESSION_CAP))
+        env = environment()
+        return cls(
+            _env_bytes(ARTIFACT_CAP_ENV, env.artifact_cap, DEFAULT_ARTIFACT_CAP),
+            _env_bytes(SESSION_CAP_ENV, env.session_artifacts_cap, DEFAULT_SESSION_CAP),
+        )
 
     def for_artifact_in(self, folder: Path) -> int:
         """The cap of a new artifact in ``folder``: the per-artifact cap, less what the session used."""
@@ -68,8 +71,7 @@ class ArtifactCaps:
         return max(min(self.artifact, left), MIN_ARTIFACT_CAP)
 
 
-def _env_bytes(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
+def _env_bytes(name: str, raw: str, default: int) -> int:
     if not raw:
         return default
     try:

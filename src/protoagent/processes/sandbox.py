@@ -45,10 +45,11 @@ from typing import Literal
 from protoagent.errors import ConfigError
 from protoagent.processes import landlock_exec, sandbox_paths, seccomp_filter
 from protoagent.processes.sandbox_paths import configured_hiding, host_sockets, protected_paths, to_hide, within
+from protoagent.settings import SANDBOX_BACKENDS_ENV, environment
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
-BACKENDS_ENV = "PROTOAGENT_SANDBOX_BACKENDS"
+BACKENDS_ENV = SANDBOX_BACKENDS_ENV
 DEFAULT_BACKENDS = ("bwrap", "landlock")
 _LAUNCHER = str(Path(landlock_exec.__file__).resolve())
 _BWRAP_LAUNCHER = str(Path(landlock_exec.__file__).with_name("bwrap_exec.py").resolve())
@@ -258,10 +259,8 @@ def _bwrap_works(executable: str) -> bool:
 
 
 def _allowed_backends() -> frozenset[str]:
-    raw = os.environ.get(BACKENDS_ENV)
-    if raw is None:
-        return frozenset(DEFAULT_BACKENDS)
-    return frozenset(part.strip() for part in raw.split(",") if part.strip())
+    allowed = environment().sandbox_backends
+    return frozenset(DEFAULT_BACKENDS) if allowed is None else allowed
 
 
 def _resolved(path: Path) -> Path:

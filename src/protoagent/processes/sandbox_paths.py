@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.errors import ConfigError
-from protoagent.events.stores import STORE_ENV, is_postgres_url
+from protoagent.events.stores import is_postgres_url
+from protoagent.settings import environment
 
-HOME_ENV = "PROTOAGENT_HOME"
 SETTINGS_FILE = "settings.json"
 DEFAULT_HIDDEN_IN_HOME = (
     ".ssh",
@@ -91,14 +91,13 @@ def within(path: Path, folder: Path) -> bool:
 
 def data_home(environ: Mapping[str, str] | None = None) -> Path:
     """ProtoAgent's data home: ``$PROTOAGENT_HOME`` or ``~/.protoagent``."""
-    override = (os.environ if environ is None else environ).get(HOME_ENV)
-    return Path(override).expanduser() if override else Path.home() / ".protoagent"
+    return environment(environ).home
 
 
 def default_hidden(home: Path, data: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """The built-in deny list for a user whose real home is ``home`` and data home ``data``; a
     SQLite session store named by ``$PROTOAGENT_STORE`` outside the data home is hidden too."""
-    store = (os.environ if environ is None else environ).get(STORE_ENV, "")
+    store = environment(environ).store or ""
     files = []
     if store and not is_postgres_url(store):
         base = Path(store).expanduser()

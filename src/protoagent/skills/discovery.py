@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from protoagent.settings import environment
 from protoagent.skills.frontmatter import (
     allowed_tools,
     check_description,
@@ -40,7 +41,7 @@ MAX_SKILL_BYTES = 1 << 20
 
 def admin_root() -> Path | None:
     """The administrator root: ``$PROTOAGENT_ADMIN_SKILLS`` when set (empty: none), else the default."""
-    named = os.environ.get(ADMIN_ROOT_ENV)
+    named = environment().admin_skills
     if named is None:
         return ADMIN_ROOT
     return Path(named).expanduser() if named.strip() else None

@@ -7,14 +7,12 @@ a time limit: a run that guided repair could not fix still ends with its report 
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from protoagent.agents.loop import DEFAULT_MODEL_CALLS
+from protoagent.settings import environment
 from protoagent.tools.base import Profile
-
-WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
-SECONDS_ENV = "PROTOAGENT_RUN_SECONDS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +50,7 @@ def profile_limits(profile: Profile) -> RunLimits:
 
 
 def limits_for(
-    profile: Profile, max_model_calls: int | None = None, environ: dict[str, str] | None = None
+    profile: Profile, max_model_calls: int | None = None, environ: Mapping[str, str] | None = None
 ) -> RunLimits:
     """The profile's budgets; a caller's ``max_model_calls``, ``PROTOAGENT_CODER_MAX_WINDOWS``
     (clamped to 1–3) and ``PROTOAGENT_RUN_SECONDS`` (0 for no time limit) override the
@@ -60,12 +58,9 @@ def limits_for(
     limits = profile_limits(profile)
     if max_model_calls is not None:
         limits = replace(limits, model_calls=max_model_calls)
-    raw = (environ if environ is not None else os.environ).get(WINDOWS_ENV)
-    if raw is not None and raw.strip().lstrip("-").isdigit():
-        limits = replace(limits, coder_windows=max(1, min(3, int(raw))))
-    seconds = (environ if environ is not None else os.environ).get(SECONDS_ENV, "").strip()
-    try:
-        limits = replace(limits, seconds=float(seconds) if float(seconds) > 0 else None)
-    except ValueError:
-        pass  # unset or not a number: the profile's limit stands
+    env = environment(environ)
+    if env.coder_windows is not None:
+        limits = replace(limits, coder_windows=env.coder_windows)
+    if env.run_seconds is not None:  # unset or not a number: the profile's limit stands
+        limits = replace(limits, seconds=env.run_seconds if env.run_seconds > 0 else None)
     return limits

@@ -1,8 +1,9 @@
-"""What a run is asked to do (``RunOptions``); what it reports is ``workflow.run_report``."""
+"""What a run is asked to do (``RunOptions``, built by ``run_options``); what it reports is
+``workflow.run_report``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from protoagent.models.profile import ProfileRequest
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
 from protoagent.processes.sandbox import Sandbox, SandboxMode, select_sandbox
+from protoagent.settings import OPTIONAL_AGENTS, agent_enabled
 from protoagent.tools.approvals import Answerer, Policy
 from protoagent.workflow.contract import Surface
 from protoagent.workflow.run_report import RunReport as RunReport
@@ -70,6 +72,31 @@ class RunOptions:
     """Further repositories of a multi-repository Coding session; ``repo`` is the primary, where
     commands, checks and the baseline run. Tools reach a further repository by absolute path. On
     resume, empty keeps the persisted ones and any other set is refused."""
+
+
+def run_options(
+    repo: Path, model: str | None, store: SessionStore, home: Path | None, agents: Mapping[str, bool] | None = None
+) -> RunOptions:
+    """The options of a run from the configuration's layers below the flags: the optional agents
+    (``agents`` as an interface resolved them, else the user settings in ``home``, else the
+    defaults), the data home and its artifacts folder. Every interface builds its runs here and
+    sets its flags on the result with ``dataclasses.replace``."""
+
+    def enabled(name: str) -> bool:
+        if agents is not None:
+            return agents.get(name, OPTIONAL_AGENTS[name])
+        return agent_enabled(home, name) if home is not None else OPTIONAL_AGENTS[name]
+
+    return RunOptions(
+        repo=repo,
+        model=model,
+        store=store,
+        tester=enabled("tester"),
+        scout=enabled("scout"),
+        mcp=enabled("mcp"),
+        data_home=home,
+        artifacts_root=home / "artifacts" if home is not None else None,
+    )
 
 
 def run_sandbox(options: RunOptions) -> Sandbox:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from protoagent.interfaces.acp.permissions import permission_answerer
 from protoagent.interfaces.acp.updates import Update, UpdateTranslator
 from protoagent.tools.approvals import Policy
 from protoagent.workflow.run import RunOptions, run_task
+from protoagent.workflow.run_options import run_options
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,18 +278,11 @@ class ProtoAgentAcp:
         answerer = permission_answerer(
             session_id, self.client.request_permission, session.queue.join, translator, lambda: session.policy == "deny"
         )
-        return RunOptions(
-            repo=session.repo,
-            model=config.model,
-            store=config.store,
+        return replace(
+            run_options(session.repo, config.model, config.store, config.data_home, config.agents),
             approval=session.policy,
             answerer=answerer,
-            tester=config.agents.get("tester", True),
-            scout=config.agents.get("scout", False),
-            mcp=config.agents.get("mcp", False),
-            data_home=config.data_home,
             on_event=on_event,
-            artifacts_root=config.data_home / "artifacts",
             resume=session_id if session.recorded else None,
             session_id=session_id,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -121,8 +122,8 @@ def run(
     from protoagent.interfaces.cli.render import TerminalRenderer, render_report, terminal_answerer
     from protoagent.interfaces.cli.run_target import resolve_target
     from protoagent.interfaces.cli.signals import Interrupted, run_until_signalled
-    from protoagent.settings import agent_enabled
-    from protoagent.workflow.run import RunOptions, run_task
+    from protoagent.workflow.run import run_task
+    from protoagent.workflow.run_options import run_options
     from protoagent.workflow.worktree import close_worktree
 
     console = Console(stderr=as_json)
@@ -143,24 +144,17 @@ def run(
                 offer_trust(target, data_home(), agent)  # a repository agent file's model: asked once
         except ConfigError as exc:
             _fail(str(exc), as_json)
-        options = RunOptions(
-            repo=target,
+        options = replace(
+            run_options(target, model, store, data_home()),
             extra_repos=extra,
             mode=chosen_mode,
             agent=agent,
             resume=resume,
-            model=model,
-            store=store,
             approval=approval.value,
             answerer=answerer,
             surface=forced,
             profile=profile.value,
-            tester=agent_enabled(data_home(), "tester"),
-            scout=agent_enabled(data_home(), "scout"),
-            mcp=agent_enabled(data_home(), "mcp"),
-            data_home=data_home(),
             on_event=renderer,
-            artifacts_root=data_home() / "artifacts",
             sandbox=sandbox.value,
             network=network,
             writable=tuple(writable or ()),

@@ -97,7 +97,7 @@ def batch(
     from protoagent.batch.execute import WorkerSetup
     from protoagent.batch.results import ResultsFile, summarize
     from protoagent.errors import ConfigError
-    from protoagent.events.stores import STORE_ENV
+    from protoagent.settings import environment
 
     swe = SweBenchFlags(repos, model, model_name, hints, evaluate, python)
     try:
@@ -112,7 +112,7 @@ def batch(
         raise typer.Exit(EXIT_USAGE)
     todo = [t for t in tasks if t.id not in done]
     home = data_home()
-    location = store or os.environ.get(STORE_ENV) or str(home / STORE_FILE)
+    location = store or environment().store or str(home / STORE_FILE)
     interpreter = str(swe.python.absolute()) if swe.python is not None else None
     setup = WorkerSetup(store=location, data_home=str(home), evaluate=swe.evaluate, python=interpreter)
     count = workers or os.cpu_count() or 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,8 +125,7 @@ class Chat:
         session of its own and leaves the chat's session as it is). The person's own ``!command``
         is theirs: it runs without a question (still sandboxed, still recorded), unless the
         policy denies every effect."""
-        from protoagent.settings import agent_enabled
-        from protoagent.workflow.run import RunOptions
+        from protoagent.workflow.run_options import run_options
 
         renderer = TerminalRenderer(self.console)
 
@@ -135,18 +134,11 @@ class Chat:
                 self.session_id = event.session_id  # known from the start, so a stopped run is continued too
             renderer(event)
 
-        return RunOptions(
-            repo=self.repo,
-            model=self.model,
-            store=self.store,
+        return replace(
+            run_options(self.repo, self.model, self.store, self.home),
             approval=self.approval,
             answerer=typed_by_you() if own_command else line_answerer(self.console),  # asked only when the policy asks
-            tester=agent_enabled(self.home, "tester"),
-            scout=agent_enabled(self.home, "scout"),
-            mcp=agent_enabled(self.home, "mcp"),
-            data_home=self.home,
             on_event=on_event,
-            artifacts_root=self.home / "artifacts",
             resume=None if own_command else self.session_id,
         )
 

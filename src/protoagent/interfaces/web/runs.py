@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from protoagent.interfaces.web.hub import RunStarter
 from protoagent.interfaces.web.requests import MessageBody, RunBody, WebConfig, confine_repo
 from protoagent.tools.approvals import Answerer, Policy
 from protoagent.workflow.run import RunOptions, run_task
+from protoagent.workflow.run_options import run_options
 
 RESUMABLE_POLICIES: dict[str, Policy] = {"ask": "ask", "auto-edit": "auto-edit", "auto": "auto", "deny": "deny"}
 """Policies a continuation keeps from the session; any other recorded policy asks."""
@@ -61,16 +63,10 @@ def _options(
     answerer: Answerer,
     on_event: Callable[[Event], None],
 ) -> RunOptions:
-    return RunOptions(
-        repo=repo,
-        model=model,
-        store=store,
+    return replace(
+        run_options(repo, model, store, config.data_home, config.options),
         approval=approval,
         answerer=answerer if approval == "ask" else None,
-        tester=config.options.get("tester", True),
-        scout=config.options.get("scout", False),
-        mcp=config.options.get("mcp", False),
-        data_home=config.data_home,
         on_event=on_event,
         artifacts_root=config.artifacts_root,
     )

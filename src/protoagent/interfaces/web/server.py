@@ -8,22 +8,21 @@ start and printed as the URL to open, as Jupyter does.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from protoagent.errors import ConfigError
 from protoagent.interfaces.web.requests import WebConfig
+from protoagent.settings import TOKEN_ENV, environment
 
-TOKEN_ENV = "PROTOAGENT_TOKEN"
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_FILE_BYTES = 4096
 
 
 def server_token(token_file: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
     """The token from ``token_file``, else ``PROTOAGENT_TOKEN``, else a new random one."""
-    env = os.environ if environ is None else environ
+    token = environment(environ).token
     if token_file is not None:
         try:
             with open(token_file, "rb") as handle:
@@ -35,8 +34,8 @@ def server_token(token_file: Path | None = None, environ: Mapping[str, str] | No
         if len(raw) > MAX_TOKEN_FILE_BYTES:
             raise ConfigError(f"--token-file {str(token_file)!r} is not a token (over {MAX_TOKEN_FILE_BYTES} bytes)")
         return checked_token(raw.decode("utf-8", "replace").strip(), f"--token-file {str(token_file)!r}")
-    if env.get(TOKEN_ENV):
-        return checked_token(env[TOKEN_ENV].strip(), TOKEN_ENV)
+    if token:
+        return checked_token(token.strip(), TOKEN_ENV)
     return secrets.token_urlsafe(32)
 
 
