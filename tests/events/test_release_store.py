@@ -1,5 +1,6 @@
 """A store written by the previous release (``tests/fixtures/make_release_store.py`` run on that
-release's code) loads with today's code and renders exactly as that release rendered it."""
+release's code) loads with today's code and renders exactly as that release rendered it: the
+CLI's ``sessions show`` (text and JSON), the SDK's report, and the web's session row and changes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.fixtures.make_release_store import web_views
 
 from protoagent.api import read_report
 from protoagent.events import SQLiteStore
@@ -41,6 +44,9 @@ def test_a_store_written_by_the_previous_release_loads_and_renders_identically(t
     assert report == json.loads((FIXTURES / "release-store.report.json").read_text())
     assert json.loads(_show(home, "--json")) == json.loads((FIXTURES / "release-store.show.json").read_text())
     assert _show(home) == (FIXTURES / "release-store.show.txt").read_text()
+    with SQLiteStore(home / "sessions.sqlite") as store:
+        web = json.loads(json.dumps(web_views(store, SESSION)))
+    assert web == json.loads((FIXTURES / "release-store.web.json").read_text())
     kinds = {e.type for e in events}
     assert {"worker.started", "tool.ended", "evidence.reported", "run.ended"} <= kinds
     assert {e.agent for e in events} >= {"architect", "tester", "coder", "verifier"}
