@@ -16,7 +16,7 @@ from typing import Any, Literal, cast
 from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
 from protoagent.checks.receipts import CheckReceipt, receipt_excerpt
-from protoagent.events.catalog import RunContract, ToolEnded, ToolStarted
+from protoagent.events.catalog import EvidenceReported, RunContract, ToolEnded, ToolStarted
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.contract import reports_bug
@@ -146,18 +146,19 @@ class Evidence:
     def from_payload(cls, payload: Mapping[str, Any], checks: Sequence[CheckResult]) -> Evidence:
         """The evidence an ``evidence.reported`` payload recorded (``{}``: none was); ``checks``
         stand for the checks of a payload recorded before evidence named them."""
-        if "checks" in payload:
-            checks = [CheckResult.from_json(c) for c in payload["checks"]]
+        reported = EvidenceReported.model_validate(payload)
+        if reported.checks is not None:
+            checks = [CheckResult.from_json(c) for c in reported.checks]
         return cls(
-            applied=bool(payload.get("applied", False)),
-            verified=bool(payload.get("verified", False)),
-            criteria_supported=bool(payload.get("criteria_supported", False)),
-            changed_files=tuple(payload.get("changed_files", ())),
+            applied=reported.applied,
+            verified=reported.verified,
+            criteria_supported=reported.criteria_supported,
+            changed_files=tuple(reported.changed_files),
             checks=tuple(checks),
-            verification=cast(Verification, payload.get("verification", "no_checks")),
-            notes=tuple(payload.get("notes", ())),
-            external_effects=tuple(payload.get("external_effects", ())),
-            criteria=tuple(CriterionSupport.from_json(c) for c in payload.get("criteria", ())),
+            verification=cast(Verification, reported.verification),
+            notes=tuple(reported.notes),
+            external_effects=tuple(reported.external_effects),
+            criteria=tuple(CriterionSupport.from_json(c) for c in reported.criteria),
         )
 
 
