@@ -115,7 +115,7 @@ def _slow_suite(tmp_path: Path, count: int, sleep_s: float) -> Path:
 
 
 def test_resume_after_ctrl_c_runs_only_the_missing_tasks(tmp_path: Path) -> None:
-    suite = _slow_suite(tmp_path, 4, 1.5)
+    suite = _slow_suite(tmp_path, 4, 0.5)  # three tasks still to run when the first result is in
     home, out = tmp_path / "home", tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if k != "PROTOAGENT_STORE"}
     proc = subprocess.Popen(

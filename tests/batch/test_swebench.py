@@ -95,6 +95,11 @@ def _own_environment(repo: Path, *, borrow: bool = True) -> Path:
 
 @pytest.fixture
 def suite(tmp_path: Path) -> Fixture:
+    return _make_suite(tmp_path)
+
+
+def _make_suite(tmp_path: Path) -> Fixture:
+    """Two instances' clones under ``tmp_path``, their instances file and one scripted model."""
     repos = tmp_path / "repos"
     calc_base, calc_patch = _clone(
         repos, "acme__calc", {"calc.py": CALC, "test_calc.py": CALC_TESTS}, "test_calc.py", ADD_TEST
@@ -168,12 +173,36 @@ def applies_at_base(fixture: Fixture, instance_id: str, patch: str, tmp_path: Pa
     return subprocess.run(["git", "apply", "--check", "-"], cwd=copy, input=patch, capture_output=True, text=True)
 
 
+@dataclass(frozen=True)
+class Predicted:
+    """One local predictions run (no evaluation) of an unchanged suite: the tests that only read
+    such a run share it."""
+
+    suite: Fixture
+    tmp: Path
+    done: subprocess.CompletedProcess[str]
+
+    @property
+    def out(self) -> Path:
+        return self.tmp / "out"
+
+
+NAMED = ("--workers", "2", "--model-name", "proto-scripted")
+
+
+@pytest.fixture(scope="module")
+def predicted(tmp_path_factory: pytest.TempPathFactory) -> Predicted:
+    tmp = tmp_path_factory.mktemp("predicted")
+    suite = _make_suite(tmp)
+    return Predicted(suite, tmp, swe_batch(tmp / "home", suite, tmp / "out", *NAMED))
+
+
 def test_predictions_hold_the_fix_as_git_diff_at_base_commit_and_nothing_for_the_untouched_instance(
-    tmp_path: Path, suite: Fixture
+    tmp_path: Path, predicted: Predicted
 ) -> None:
-    done = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2", "--model-name", "proto-scripted")
+    suite, done = predicted.suite, predicted.done
     assert done.returncode == 0, done.stderr + done.stdout
-    preds = read_jsonl(tmp_path / "out" / "preds.jsonl")
+    preds = read_jsonl(predicted.out / "preds.jsonl")
     assert list(preds) == ["acme__calc-1", "acme__words-1"]
     assert {tuple(sorted(p)) for p in preds.values()} == {("instance_id", "model_name_or_path", "model_patch")}
     assert {p["model_name_or_path"] for p in preds.values()} == {"proto-scripted"}
@@ -183,11 +212,11 @@ def test_predictions_hold_the_fix_as_git_diff_at_base_commit_and_nothing_for_the
     checked = applies_at_base(suite, "acme__calc-1", fix, tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert preds["acme__words-1"]["model_patch"] == ""
-    assert not (tmp_path / "hook-ran").exists(), "a hook of the user's clone ran"
+    assert not (predicted.tmp / "hook-ran").exists(), "a hook of the user's clone ran"
     assert (suite.repos / "acme__calc" / "calc.py").read_text() == CALC
-    rows = read_jsonl(tmp_path / "out" / "results.jsonl")
+    rows = read_jsonl(predicted.out / "results.jsonl")
     assert rows["acme__calc-1"]["resolved"] is None and rows["acme__calc-1"]["applied"] is True
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary = json.loads((predicted.out / "summary.json").read_text())
     assert summary["total"] == 2 and summary["resolved_rate"] is None
 
 
@@ -285,11 +314,11 @@ def test_an_interpreter_without_pytest_is_named_in_the_evaluation_error(tmp_path
     assert "pytest reported no test (exit 1)" in row["eval_error"] and "No module named pytest" in row["eval_error"]
 
 
-def test_resume_keeps_every_prediction_and_runs_nothing_again(tmp_path: Path, suite: Fixture) -> None:
-    first = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2")
-    assert first.returncode == 0, first.stderr
+def test_resume_keeps_every_prediction_and_runs_nothing_again(tmp_path: Path, predicted: Predicted) -> None:
+    assert predicted.done.returncode == 0, predicted.done.stderr
+    shutil.copytree(predicted.out, tmp_path / "out")  # the shared run's output stays as it was
     before = (tmp_path / "out" / "preds.jsonl").read_text()
-    again = swe_batch(tmp_path / "home", suite, tmp_path / "out", "--workers", "2", "--resume")
+    again = swe_batch(tmp_path / "home", predicted.suite, tmp_path / "out", *NAMED, "--resume")
     assert again.returncode == 0, again.stderr
     assert "resuming: 2 of 2" in again.stderr
     assert (tmp_path / "out" / "preds.jsonl").read_text() == before
@@ -360,12 +389,11 @@ def test_swe_bench_flags_on_a_task_suite_are_refused(tmp_path: Path, suite: Fixt
 
 
 @pytest.mark.slow
-def test_local_and_ray_engines_give_the_same_predictions(tmp_path: Path, suite: Fixture) -> None:
-    local = swe_batch(tmp_path / "h1", suite, tmp_path / "local", "--workers", "2")
-    assert local.returncode == 0, local.stderr
-    ray = swe_batch(tmp_path / "h2", suite, tmp_path / "ray", "--workers", "2", "--engine", "ray")
+def test_local_and_ray_engines_give_the_same_predictions(tmp_path: Path, predicted: Predicted) -> None:
+    assert predicted.done.returncode == 0, predicted.done.stderr
+    ray = swe_batch(tmp_path / "h2", predicted.suite, tmp_path / "ray", *NAMED, "--engine", "ray")
     assert ray.returncode == 0, ray.stderr
-    assert (tmp_path / "local" / "preds.jsonl").read_text() == (tmp_path / "ray" / "preds.jsonl").read_text()
+    assert (predicted.out / "preds.jsonl").read_text() == (tmp_path / "ray" / "preds.jsonl").read_text()
     assert read_jsonl(tmp_path / "ray" / "preds.jsonl")["acme__calc-1"]["model_patch"]
 
 
