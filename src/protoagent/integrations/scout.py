@@ -32,7 +32,6 @@ from protoagent.settings import SEARCH_URL_ENV, environment
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
 
-
 class FetchUrlInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -8,8 +8,8 @@ import typer
 
 from protoagent.api import data_home
 from protoagent.errors import ConfigError
-from protoagent.interfaces.web.server import TOKEN_ENV, serve, server_token, web_config
-from protoagent.settings import OPTIONAL_AGENTS, agent_enabled
+from protoagent.interfaces.web.server import serve, server_token, web_config
+from protoagent.settings import OPTIONAL_AGENTS, TOKEN_ENV, agent_enabled
 
 TOKEN_ON_COMMAND_LINE = (
     "--token puts the token in the process list, where every local user can read it; "
