@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +25,7 @@ from protoagent.testing import ScriptedModel
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest, rules_from_events
 from protoagent.workflow.run import RunOptions, run_task
 
-from .support import DATE_REPO, DATES, FIXED_LINE, OLD_LINE, PRICES, PRICES_REPO, PRICES_TEST, pytest_output, repo
+from .support import DATE_REPO, DATES, FIXED_LINE, OLD_LINE, PRICES, PRICES_REPO, PRICES_TEST, repo
 
 PYTEST = CheckSpec(
     "pytest",
@@ -58,11 +60,17 @@ DATE_BUG = "    return int(year), int(day), int(month)"
 DATE_FIX = "    return int(year), int(month), int(day)"
 
 
+def baseline_output(root: Path) -> str:
+    """What the check prints at baseline (a real run of ``PYTEST`` in the repository)."""
+    env = {**os.environ, **PYTEST.env}
+    return subprocess.run(PYTEST.argv, cwd=root, env=env, capture_output=True, text=True, check=False).stdout
+
+
 def workspace(
     tmp_path: Path, files: dict[str, str], registry: ProcessRegistry, *, baseline: bool = True
 ) -> ScratchWorkspace:
     root = repo(tmp_path, files)
-    options = ScratchOptions(failing={"pytest": pytest_output(root)} if baseline else {})
+    options = ScratchOptions(failing={"pytest": baseline_output(root)} if baseline else {})
     return ScratchWorkspace(root, sys.executable, select_sandbox("auto"), processes=registry, options=options)
 
 

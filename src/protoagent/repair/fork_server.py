@@ -36,6 +36,8 @@ def preload(args: list[str], empty: str) -> Any:
     warm_up = [*plugins, "-q", "--noconftest", "-c", ini, "--rootdir", empty, empty]
     try:
         pytest.main(warm_up)
+    except Exception:  # a plugin the warm-up could not load: each child loads it again and reports it
+        pass
     finally:
         sys.path[:] = path
         sys.stdout.flush()  # a child must not inherit the warm-up's buffered output
