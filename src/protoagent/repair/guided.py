@@ -29,6 +29,7 @@ from protoagent.agents.session import AgentSession
 from protoagent.checks.run_check import read_output
 from protoagent.checks.types import CheckSpec
 from protoagent.errors import ProviderError
+from protoagent.events.catalog import ToolEnded, ToolStarted
 from protoagent.events.types import Event
 from protoagent.models.types import ToolCall
 from protoagent.processes.command import NO_SANDBOX
@@ -176,16 +177,17 @@ def _failing_baseline(events: Sequence[Event]) -> dict[str, str]:
     requested: dict[str, str] = {}
     found: dict[str, str] = {}
     for e in events:
-        if e.type == "tool.started" and e.payload["tool"] == "run_check":
-            requested[e.payload["call_id"]] = str(e.payload["arguments"].get("phase", "verify"))
-        if e.type != "tool.ended" or e.payload["tool"] != "run_check":
+        if (started := e.fact(ToolStarted)) is not None and started.tool == "run_check":
+            requested[started.call_id] = str(started.arguments.get("phase", "verify"))
+        ended = e.fact(ToolEnded)
+        if ended is None or ended.tool != "run_check":
             continue
-        data = e.payload.get("data") or {}
-        phase = data.get("phase") or requested.get(e.payload["call_id"])
+        data = ended.data
+        phase = data.get("phase") or requested.get(ended.call_id)
         if phase != "baseline" or data.get("outcome") != "failed":
             continue
-        artifact = e.payload.get("artifact") or data.get("artifact")
-        found[str(data.get("check_id"))] = _journal(artifact) or str(e.payload.get("output", ""))
+        artifact = ended.artifact or data.get("artifact")
+        found[str(data.get("check_id"))] = _journal(artifact) or ended.output
     return found
 
 

@@ -21,6 +21,7 @@ from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.contract import reports_bug
 from protoagent.workflow.criteria import CriterionSupport, PassingCheck, criteria_support
+from protoagent.workflow.facts import writes as applied_writes
 from protoagent.workflow.phase_control import first_denial, run_start
 from protoagent.workflow.reports import guided_repair_notes
 from protoagent.workflow.task import TaskRecord, is_documentation_path
@@ -223,10 +224,9 @@ def compute_evidence(
 ) -> Evidence:
     """Evidence rules from spec/task-workflow.txt "Completion evidence"; ``criteria=False`` for a
     surface without coding criteria (a question, a conversation, a verification request)."""
-    writes = file_writes(events)
-    latest: dict[str, Event] = {}
-    for w in writes:
-        latest[str(w.payload["data"].get("path"))] = w
+    written = applied_writes(events)
+    writes = [w for w, _ in written]
+    latest = {str(ended.data.get("path")): w for w, ended in written}
     changed = tuple(latest)
     applied = bool(latest) and all(revision_current(root, w) for w in latest.values())
     last_write = max((w.seq for w in writes), default=0)

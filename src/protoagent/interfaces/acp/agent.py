@@ -29,6 +29,7 @@ from acp.schema import (
 )
 
 from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
+from protoagent.events.catalog import SessionCreated
 from protoagent.events.log import new_session_id
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
@@ -126,7 +127,8 @@ class ProtoAgentAcp:
             for update in translator.translate(event):
                 await self.client.session_update(session_id, update)
         # A recorded session's workspace is authoritative: it is continued where it was made.
-        root = str(events[0].payload.get("root") or cwd)
+        created = events[0].fact(SessionCreated)
+        root = (created.root if created is not None else "") or cwd
         policy = known.policy if known is not None else self.config.approval
         session = self._open(session_id, _Session(_repo(root), policy, recorded=True, translator=translator))
         return LoadSessionResponse(modes=mode_state(session.policy))
@@ -269,7 +271,7 @@ class ProtoAgentAcp:
         translator = session.translator
 
         def on_event(event: Event) -> None:
-            if event.type == "session.created":
+            if event.fact(SessionCreated) is not None:
                 session.recorded = True  # later prompts continue it, even after a cancel
             watch.see(event)
             for update in translator.translate(event):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from protoagent.agents.profiles import LEADS
 from protoagent.errors import ConfigError, SessionLoadError
+from protoagent.events.catalog import SessionCreated, UserMessage
 from protoagent.interfaces.cli.render import TerminalRenderer, answer_from_reply, render_report, visible
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest, Policy
 
@@ -130,7 +131,7 @@ class Chat:
         renderer = TerminalRenderer(self.console)
 
         def on_event(event: Event) -> None:
-            if event.type == "session.created" and not own_command:
+            if event.fact(SessionCreated) is not None and not own_command:
                 self.session_id = event.session_id  # known from the start, so a stopped run is continued too
             renderer(event)
 
@@ -227,11 +228,11 @@ class Chat:
             return
         renderer = TerminalRenderer(self.console)
         for event in events:
-            if event.type == "user.message" and event.agent in LEADS:
-                self.console.print(f"{PROMPT}{event.payload['text']}", markup=False, highlight=False)
+            if (said := event.fact(UserMessage)) is not None and event.agent in LEADS:
+                self.console.print(f"{PROMPT}{said.text}", markup=False, highlight=False)
             renderer(event)
-        created = events[0].payload
-        self.repo = Path(str(created["root"]))
+        created = SessionCreated.model_validate(events[0].payload)  # a loaded log starts with it
+        self.repo = Path(created.root)
         self.session_id = words[0]
         self.console.print(f"[dim]── resumed session {words[0]} in {self.repo}; your next message continues it[/dim]")
 
