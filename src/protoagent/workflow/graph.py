@@ -199,11 +199,12 @@ class WorkflowGraph:
         self._phase("verify")
         events = self.session.log.events
         last_write = max((w.seq for w in file_writes(events)), default=0)
-        done = {r.id: r for r in check_results(events) if r.phase == "verify" and r.seq > last_write}
+        after = max(last_write, run_start(events))  # the run's evidence covers its own checks only
+        done = {r.id: r for r in check_results(events) if r.phase == "verify" and r.seq > after}
         for check_id in self.board.record.selected_check_ids:
             if check_id not in done:
                 await self._run_check(check_id, "verify")
-        final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > last_write}
+        final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > after}
         unavailable = [r for r in final.values() if r.outcome == "unavailable"]
         if unavailable:
             stays = "; the edits stay applied" if last_write else ""
