@@ -34,6 +34,21 @@ from acp.schema import (
 )
 
 from protoagent.agents.profiles import LEADS
+from protoagent.events.catalog import (
+    ApprovalDecided,
+    ApprovalRequested,
+    ModelDelta,
+    ModelFailed,
+    ModelRetrying,
+    RunEnded,
+    SessionCreated,
+    SessionResumed,
+    ToolEnded,
+    ToolStarted,
+    UserMessage,
+    WorkerStarted,
+    WorkflowPhase,
+)
 from protoagent.events.types import Event
 
 Update = (
@@ -141,78 +156,79 @@ class UpdateTranslator:
         return str(self._root / path)
 
     def translate(self, event: Event) -> list[Update]:
-        p = event.payload
-        match event.type:
-            case "session.created" | "session.resumed":
+        main = event.agent in MAIN_AGENTS
+        match event.typed_payload():
+            case SessionCreated() | SessionResumed() as head:
                 self._plan = []  # each run has its own plan
-                if p.get("root"):
-                    self._root = Path(str(p["root"]))
+                if isinstance(head, SessionCreated) and head.root:
+                    self._root = Path(head.root)
                 return []
-            case "user.message" if event.agent in MAIN_AGENTS:
-                return [update_user_message_text(str(p["text"]))]
-            case "model.delta" if event.agent in MAIN_AGENTS:
-                return [update_agent_message_text(str(p["text"]))]
-            case "model.delta":
-                return [update_agent_thought_text(str(p["text"]))]
-            case "model.retrying":
-                return [update_agent_thought_text(f"\nretrying in {float(p['delay_s']):.1f}s: {p['error']}\n")]
-            case "model.failed":
-                return [update_agent_thought_text(f"\nmodel failed: {p['error']}\n")]
-            case "tool.started":
-                return [self._started(event.agent, p)]
-            case "approval.decided" if p["decision"] != "allow":
-                return []  # the denial reaches the editor with the call's end
-            case "approval.requested" | "approval.decided" | "tool.ended":
-                return [self._progress(event.type, self.tool_call_id(event.agent, str(p["call_id"])), p)]
-            case "workflow.phase":
-                return [self._advance(f"phase: {p['phase']}")]
-            case "worker.started":
-                return [self._advance(f"{p['role']}: {p.get('task', '')}"[:200])]
-            case "run.ended" if p["status"] != "cancelled" and self._plan:
+            case UserMessage(text=text) if main:
+                return [update_user_message_text(text)]
+            case ModelDelta(text=text):
+                return [update_agent_message_text(text) if main else update_agent_thought_text(text)]
+            case ModelRetrying(delay_s=delay, error=error):
+                return [update_agent_thought_text(f"\nretrying in {delay:.1f}s: {error}\n")]
+            case ModelFailed(error=error):
+                return [update_agent_thought_text(f"\nmodel failed: {error}\n")]
+            case ToolStarted() as started:
+                return [self._started(event.agent, started)]
+            case ApprovalDecided(decision=decision, call_id=call_id):
+                # A denial reaches the editor with the call's end.
+                done = decision != "allow"
+                return [] if done else [update_tool_call(self.tool_call_id(event.agent, call_id), status="in_progress")]
+            case ApprovalRequested() as asked:
+                return [self._requested(self.tool_call_id(event.agent, asked.call_id), asked)]
+            case ToolEnded() as ended:
+                return [self._ended(self.tool_call_id(event.agent, ended.call_id), ended)]
+            case WorkflowPhase(phase=phase):
+                return [self._advance(f"phase: {phase}")]
+            case WorkerStarted(role=role, task=task):
+                return [self._advance(f"{role}: {task}"[:200])]
+            case RunEnded(status=status) if status != "cancelled" and self._plan:
                 return [self._advance(None)]
             case _:
                 return []
 
-    def _progress(self, kind: str, acp_id: str, p: dict[str, Any]) -> ToolCallProgress:
-        if kind == "approval.requested":
-            if p["effect"] == "write" and p.get("paths"):
-                self._diffs[acp_id] = diff_content(self.absolute(str(p["paths"][0])), str(p["preview"]))
-                return update_tool_call(acp_id, content=[self._diffs[acp_id]])
-            return update_tool_call(acp_id, content=[tool_content(text_block(str(p["preview"])))])
-        if kind == "approval.decided":
-            return update_tool_call(acp_id, status="in_progress")
-        output = str(p["output"])[:OUTPUT_LIMIT]
+    def _requested(self, acp_id: str, asked: ApprovalRequested) -> ToolCallProgress:
+        if asked.effect == "write" and asked.paths:
+            self._diffs[acp_id] = diff_content(self.absolute(asked.paths[0]), asked.preview)
+            return update_tool_call(acp_id, content=[self._diffs[acp_id]])
+        return update_tool_call(acp_id, content=[tool_content(text_block(asked.preview))])
+
+    def _ended(self, acp_id: str, ended: ToolEnded) -> ToolCallProgress:
+        output = ended.output[:OUTPUT_LIMIT]
         content: list[Any] = [tool_content(text_block(output))] if output else []
-        data = dict(p.get("data") or {})
+        data = dict(ended.data)
         diff = self._diffs.pop(acp_id, None)
-        if p["status"] == "ok" and "afterimage" in data and isinstance(data.get("path"), str):
+        if ended.status == "ok" and "afterimage" in data and isinstance(data.get("path"), str):
             # The receipt's own texts: the whole file before and after, exactly as written.
             before = data.get("preimage")
             diff = tool_diff_content(self.absolute(data["path"]), str(data["afterimage"]), before and str(before))
-        if diff is not None and p["status"] == "ok":
+        if diff is not None and ended.status == "ok":
             content.insert(0, diff)  # the change stays on screen beside its receipt
         for image in IMAGES:
             data.pop(image, None)  # the diff carries them; raw output stays small
         return update_tool_call(
             acp_id,
-            status=_STATUS.get(str(p["status"]), "failed"),
+            status=_STATUS.get(ended.status, "failed"),
             content=content or None,
-            raw_output={"status": p["status"], "data": data},
+            raw_output={"status": ended.status, "data": data},
         )
 
-    def _started(self, agent: str, p: dict[str, Any]) -> ToolCallStart:
-        arguments = dict(p.get("arguments") or {})
-        acp_id = self._new_id(agent, str(p["call_id"]))
+    def _started(self, agent: str, started: ToolStarted) -> ToolCallStart:
+        arguments = dict(started.arguments)
+        acp_id = self._new_id(agent, started.call_id)
         path = arguments.get("path")
         where = self.absolute(path) if isinstance(path, str) else None
-        presentation = str(p.get("presentation", "generic"))
-        diff = _argument_diff(str(p["tool"]), where, arguments) if presentation == "diff" else None
+        presentation = started.presentation
+        diff = _argument_diff(started.tool, where, arguments) if presentation == "diff" else None
         if diff is not None:
             self._diffs[acp_id] = diff
         return start_tool_call(
             acp_id,
-            _title(str(p["tool"]), arguments),
-            kind=tool_kind(str(p["tool"]), presentation),
+            _title(started.tool, arguments),
+            kind=tool_kind(started.tool, presentation),
             status="pending",
             content=[diff] if diff is not None else None,
             locations=[ToolCallLocation(path=where)] if where is not None else None,
