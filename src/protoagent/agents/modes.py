@@ -10,11 +10,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from protoagent.agents.definition import APP_MODES, AppMode
 from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.errors import ConfigError
+from protoagent.events.catalog import SessionCreated
 from protoagent.events.types import Event
 
 WORKSPACES = "workspaces"
@@ -49,13 +49,12 @@ class SessionFacts:
 
 def session_facts(session_id: str, events: Sequence[Event]) -> SessionFacts:
     """The persisted mode, lead and workspace (sessions recorded before modes are Coding)."""
-    created = events[0].payload if events else {}
-    raw_mode = created.get("mode") or "coding"
-    mode = cast(AppMode, raw_mode if raw_mode in APP_MODES else "coding")
-    lead = str(created.get("lead") or DEFAULT_LEADS[mode])
-    root = Path(str(created.get("root", ".")))
-    roots = created.get("roots") or []
-    extra = tuple(Path(str(r)) for r in roots[1:]) if isinstance(roots, list) else ()
+    created = events[0].fact(SessionCreated) if events else None
+    raw_mode = (created.mode if created is not None else None) or "coding"
+    mode: AppMode = raw_mode if raw_mode in APP_MODES else "coding"
+    lead = (created.lead if created is not None else None) or DEFAULT_LEADS[mode]
+    root = Path(created.root if created is not None else ".")
+    extra = tuple(Path(r) for r in created.roots[1:]) if created is not None else ()
     return SessionFacts(session_id, mode, lead, root, extra)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
-from protoagent.events.payloads import ToolEnded
+from protoagent.errors import SessionLoadError
+from protoagent.events.payloads import SessionCreated, ToolEnded
 from protoagent.events.types import Event, P
 
 RUN_STARTS = frozenset({"session.created", "session.resumed"})
@@ -28,6 +29,15 @@ def facts(
 def last_fact(events: Sequence[Event], kind: type[P], *, agent: str | None = None) -> tuple[Event, P] | None:
     """The latest event of ``kind`` (of ``agent`` when given) with its payload, or ``None``."""
     return next(facts(reversed(events), kind, agent=agent), None)
+
+
+def session_head(events: Sequence[Event]) -> SessionCreated:
+    """The session's ``session.created`` payload: what it runs with (a loaded log starts with it)."""
+    head = events[0].fact(SessionCreated) if events else None
+    if head is None:
+        session_id = events[0].session_id if events else "?"
+        raise SessionLoadError(session_id, "the log does not start with 'session.created'")
+    return head
 
 
 def starts_run(event: Event) -> bool:

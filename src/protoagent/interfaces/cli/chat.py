@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from protoagent.agents.profiles import LEADS
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.events.catalog import SessionCreated, UserMessage
+from protoagent.events.queries import session_head
 from protoagent.interfaces.cli.render import TerminalRenderer, answer_from_reply, render_report, visible
 from protoagent.tools.approvals import Answerer, ApprovalAnswer, ApprovalRequest, Policy
 
@@ -231,8 +232,7 @@ class Chat:
             if (said := event.fact(UserMessage)) is not None and event.agent in LEADS:
                 self.console.print(f"{PROMPT}{said.text}", markup=False, highlight=False)
             renderer(event)
-        created = SessionCreated.model_validate(events[0].payload)  # a loaded log starts with it
-        self.repo = Path(created.root)
+        self.repo = Path(session_head(events).root)
         self.session_id = words[0]
         self.console.print(f"[dim]── resumed session {words[0]} in {self.repo}; your next message continues it[/dim]")
 

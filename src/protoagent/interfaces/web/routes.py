@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from protoagent.context.session_compaction import compact_session
 from protoagent.errors import ConfigError, ProtoAgentError, SessionLoadError
+from protoagent.events.queries import session_head
 from protoagent.events.session_lease import SessionRunning
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
@@ -147,8 +148,8 @@ def _run_routes(app: FastAPI, config: WebConfig, scope: SessionScope, hub: RunHu
         check_session_id(session_id)
         if hub.running(session_id):
             raise Conflict(f"session {session_id!r} is still running; wait for it to end or cancel it")
-        created = scope.load(session_id)[0].payload
-        result = await compact_session(session_id, store, focus=body.focus, model=str(created["model"]))
+        created = session_head(scope.load(session_id))
+        result = await compact_session(session_id, store, focus=body.focus, model=created.model)
         return result.to_json()
 
     @app.post("/api/approvals/{call_id}")

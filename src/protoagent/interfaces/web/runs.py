@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from protoagent.events.queries import session_head
 from protoagent.events.store import SessionStore
 from protoagent.events.types import Event
 from protoagent.interfaces.web.hub import RunStarter
@@ -36,13 +37,13 @@ def run_starter(body: RunBody, config: WebConfig, store: SessionStore) -> RunSta
 def continue_starter(session_id: str, body: MessageBody, config: WebConfig, store: SessionStore) -> RunStarter:
     """A starter that continues a recorded session with a new message (same mode, workspace,
     lead and task record; the session's model unless the request names another)."""
-    created = store.load(session_id)[0].payload
-    root = Path(str(created["root"]))
-    if created.get("mode", "coding") == "coding":
+    created = session_head(store.load(session_id))
+    root = Path(created.root)
+    if created.mode == "coding":
         root = confine_repo(str(root), config.roots)
     # A Work session's folder was made by ProtoAgent itself under its data home.
-    model = body.model or str(created["model"])
-    approval: Policy = body.approval or RESUMABLE_POLICIES.get(str(created.get("approval_policy")), "ask")
+    model = body.model or created.model
+    approval: Policy = body.approval or RESUMABLE_POLICIES.get(created.approval_policy, "ask")
     surface = None if body.surface == "auto" else body.surface
 
     async def start(answerer: Answerer, on_event: Callable[[Event], None]) -> Any:
