@@ -33,6 +33,8 @@ def test_copying_the_tests_expected_literal_into_the_source_is_refused() -> None
     found = localization('assert name({"name": "Ada"}) == "Ada"')
     assert copies_expected_value(edit("    return 'Ada'"), found)
     assert not copies_expected_value(edit('    return profile["name"]'), found)
+    # A literal the file already holds elsewhere is its own, not the test's.
+    assert not copies_expected_value(edit("    return 'Ada'"), found, "DEFAULT = 'Ada'\n")
 
 
 def test_the_applied_span_is_widened_until_it_occurs_once() -> None:

@@ -54,12 +54,14 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 TRIVIAL_VALUES = frozenset({"0", "1", "-1", "''", "None", "True", "False"})
 
 
-def copies_expected_value(edit: CandidateEdit, localization: Localization) -> bool:
+def copies_expected_value(edit: CandidateEdit, localization: Localization, source: str = "") -> bool:
     """The edit writes the failing test's expected value into the source (``return "Ada"`` for
     ``assert name(p) == "Ada"``): it would pass that test and fix nothing. Expected values are
-    the literals the assertion compares against, outside any call's arguments."""
+    the literals the assertion compares against, outside any call's arguments; a literal the
+    file ``source`` already holds on another line is the file's own, not copied from the test."""
     new = _line_values(edit.new.strip()) - _line_values(edit.old.strip()) - TRIVIAL_VALUES
-    return bool(new & expected_values(localization.test_line))
+    own = _line_values(source) if source else set()
+    return bool((new - own) & expected_values(localization.test_line))
 
 
 def expected_values(test_line: str) -> set[str]:

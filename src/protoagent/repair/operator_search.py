@@ -44,16 +44,19 @@ SECONDS_PER_FIRST = 12
 """Second edits tried with one moved single, at most."""
 
 
-Progress = tuple[int, float]
-"""Fewer failing tests (negated count), then how near the actual value came to the expected."""
+Progress = tuple[int, int, float]
+"""Fewer failing tests (negated count), a later failing line of the test (its earlier assertions
+pass), then how near the actual value came to the expected."""
 _COMPARED = re.compile(r"assert (?P<left>.+?) == (?P<right>.+)$", re.M)
+_TEST_FRAME = re.compile(r"^(?P<file>[^\s:]*test[^\s:]*\.py):(?P<line>\d+): ", re.M)
 
 
-def progress(message: str, failing: Sequence[str]) -> Progress:
+def progress(output: str, message: str) -> Progress:
     """How far a failure is from passing, as the runner printed it (greater is nearer)."""
     match = _COMPARED.search(message)
     near = difflib.SequenceMatcher(None, match["left"], match["right"]).ratio() if match else 0.0
-    return (-len(failing), near)
+    lines = [int(m["line"]) for m in _TEST_FRAME.finditer(output)]
+    return (-len(failed_tests(output)), max(lines, default=0), near)
 
 
 def operators_enabled(environ: Mapping[str, str] | None = None) -> bool:
@@ -87,6 +90,8 @@ class OperatorPhase:
     left_s: Callable[[], float]
     seconds: float
     last_output: Callable[[], str]
+    baseline: str
+    """The failing check's output at baseline."""
     pools: dict[tuple[str, int], Pools] = field(default_factory=dict)
     """Each function's pools, made once (a module of thousands of lines takes a while to read)."""
 
@@ -95,7 +100,7 @@ class OperatorPhase:
         executed = await self._trace()
         planned = self._plan(executed, exclude=None)
         moved: list[tuple[Progress, Planned]] = []
-        baseline = progress(self.localization.message, self.localization.failed_tests)
+        baseline = progress(self.baseline, self.localization.message)
         for item in planned:
             if self._spent(SINGLES_SHARE):
                 break
@@ -106,7 +111,7 @@ class OperatorPhase:
             verdict = await self.attempt(item.function, (edit,), original)
             if verdict is None:
                 return True
-            made = progress(assertion_message(self.last_output()), failed_tests(self.last_output()))
+            made = progress(self.last_output(), assertion_message(self.last_output()))
             if verdict and made > baseline:
                 moved.append(
                     (made, Planned(Scored(edit, item.scored.prior, item.scored.kind), item.function, item.score))
@@ -138,7 +143,7 @@ class OperatorPhase:
 
     def _plan(self, executed: Executed | None, exclude: CandidateEdit | None) -> list[Planned]:
         found: list[Planned] = []
-        for place, function in enumerate(self.localization.functions):
+        for place, function in enumerate(self._ordered(executed)):
             if exclude is not None and function.path != exclude.path:
                 continue
             ran = executed.ran(function.path) if executed is not None else None
@@ -155,6 +160,16 @@ class OperatorPhase:
                     score = scored.prior - LINE_STEP * rank - FUNCTION_STEP * place
                     found.append(Planned(scored, function, score))
         return sorted(found, key=lambda p: -p.score)
+
+    def _ordered(self, executed: Executed | None) -> list[SourceFunction]:
+        """The localized functions, those that returned the failing assertion's actual value first
+        (data flow to the assertion, as the trace saw it)."""
+        match = _COMPARED.search(self.localization.message)
+        actual = match["left"].strip() if match else ""
+        functions = list(self.localization.functions)
+        if executed is None or not actual:
+            return functions
+        return sorted(functions, key=lambda f: not executed.returned_value(f.path, f.name, actual))
 
     async def _pairs_with(self, first: Planned) -> bool:
         """Second edits of the same function tried with ``first`` in place (the lines that run

@@ -71,6 +71,7 @@ class Pools:
     """What a part may become: the function's literals and names, the module's calls."""
 
     numbers: tuple[str, ...]
+    module_numbers: tuple[str, ...]
     strings: tuple[str, ...]
     module_strings: tuple[str, ...]
     fpieces: tuple[str, ...]
@@ -91,11 +92,13 @@ def pools(function: SourceFunction, module_text: str) -> Pools:
 
     strings = pick("string", own)
     module_strings = tuple(t for t in pick("string", module) if t not in strings)
-    numbers = pick("number", own) + tuple(t for t in pick("number", module) if t not in pick("number", own))
+    numbers = pick("number", own)
+    module_numbers = tuple(t for t in pick("number", module) if t not in numbers)
     names = _function_names(function)
     calls = frozenset(p.text for p in module if p.kind == "call")
     return Pools(
-        numbers[:MAX_POOL],
+        numbers,
+        module_numbers,
         strings,
         module_strings,
         pick("fpiece", own),
@@ -149,7 +152,9 @@ def _names_like(name: str, pool: Pools, types: Types | None) -> list[str]:
     if types is None:
         return [n for n in pool.names if n != name]
     kind = types.get(name)
-    return [n for n, t in types.items() if n != name and (kind is None or t == kind) and not n.startswith("__")]
+    if kind is None:
+        return []  # not a local where the line ran (a lambda's or a comprehension's own name)
+    return [n for n, t in types.items() if n != name and t == kind and not n.startswith("__")]
 
 
 def _part_variants(
@@ -216,9 +221,10 @@ def _number_variants(text: str, pool: Pools) -> Iterator[tuple[str, float, str]]
     if isinstance(value, int):
         for near in (value - 1, value + 1):
             yield str(near), 2.4, "number"
-    for number in pool.numbers[:MAX_POOL]:
-        if number != text:
-            yield number, 1.5, "literal"
+    for numbers, prior in ((pool.numbers, 1.5), (pool.module_numbers, 0.7)):
+        for number in numbers:
+            if number != text:
+                yield number, prior, "literal"
 
 
 def _string_variants(text: str, pool: Pools) -> Iterator[tuple[str, float, str]]:
@@ -231,7 +237,7 @@ def _string_variants(text: str, pool: Pools) -> Iterator[tuple[str, float, str]]
             if digit >= 0:
                 yield f"{quote}{str(digit).zfill(len(value))}{quote}", 2.4, "literal"
     for others, prior in ((pool.strings, 1.5), (pool.module_strings, 0.7)):
-        for other in others:
+        for other in sorted(others, key=lambda o: abs(len(o) - len(text))):  # a literal of the same shape first
             other_value = _literal(other)
             if isinstance(other_value, str) and other_value != value and other[:1] in "'\"":
                 yield _quoted(other_value, quote), prior, "literal"

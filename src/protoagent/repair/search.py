@@ -15,6 +15,7 @@ that was cut down to a no-op, is never run. The whole search is bounded by the s
 from __future__ import annotations
 
 import ast
+import asyncio
 import itertools
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -106,6 +107,7 @@ class Search:
             self.state.left_s,
             self.state.seconds,
             lambda: self.state.last_output,
+            self.scratch.options.failing.get(self.checks[0].id, "") if self.checks else "",
         )
         if operators_enabled() and (await operators.run() or self.state.spent()):
             return self.state
@@ -126,7 +128,10 @@ class Search:
         original = self.scratch.read(function.path)
         proposals = self.source.propose(focus_on(self.localization, function, skip, take, lines))
         try:
-            async for edit in proposals:
+            while True:
+                edit = await _next_within(proposals, self.state.left_s())
+                if edit is None:
+                    return self.state.spent()  # the model had no more, or its next line came too late
                 self.state.proposed += 1
                 if self.state.spent():
                     return True
@@ -144,7 +149,7 @@ class Search:
     def _usable(self, original: str, edit: CandidateEdit) -> CandidateEdit | None:
         """The edit cut to its code, when it may run: not a no-op, not the test's expected value."""
         usable = code_prefix(original, edit)
-        if usable is None or no_op(usable) or copies_expected_value(usable, self.localization):
+        if usable is None or no_op(usable) or copies_expected_value(usable, self.localization, original):
             return None
         return usable
 
@@ -208,6 +213,15 @@ def no_op(edit: CandidateEdit) -> bool:
         return True
     returned = len(old) == 1 and isinstance(old[0], ast.Return) and old[0].value is not None
     return isinstance(statement, ast.Return) and statement.value is None and returned
+
+
+async def _next_within(proposals: AsyncIterator[CandidateEdit], left_s: float) -> CandidateEdit | None:
+    """The source's next edit, or ``None`` when it has no more or it does not come within
+    ``left_s`` (a model on a busy machine may take longer for one line than the search has left)."""
+    try:
+        return await asyncio.wait_for(anext(proposals), max(0.0, left_s))
+    except (StopAsyncIteration, TimeoutError):
+        return None
 
 
 async def _close(proposals: AsyncIterator[CandidateEdit]) -> None:

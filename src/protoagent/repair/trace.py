@@ -34,6 +34,8 @@ class Executed:
     """Workspace-relative path -> the line numbers run in it."""
     types: Mapping[tuple[str, int], Mapping[str, str]] = field(default_factory=dict)
     """(path, line) -> each local name's type name when the line first ran."""
+    returned: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    """(path, function name) -> the ``repr`` of the values it returned (the first few)."""
 
     def ran(self, path: str) -> frozenset[int]:
         """The lines run in ``path`` (none when the trace does not name it)."""
@@ -42,16 +44,27 @@ class Executed:
     def names_at(self, path: str, line: int) -> Mapping[str, str] | None:
         return self.types.get((path, line))
 
+    def returned_value(self, path: str, name: str, value: str) -> bool:
+        """Whether the function ``name`` of ``path`` returned a value printed as ``value``."""
+        return bool(value) and value in self.returned.get((path, name), ())
+
 
 _TRACER = """
 import json, os, runpy, sys, threading
 root, out, mode, target = sys.argv[1:5]
 rest = sys.argv[5:]
 prefix = os.path.join(os.path.realpath(root), "")
-seen, decided, kinds = {}, {}, {}
+seen, decided, kinds, returned = {}, {}, {}, {}
 def local(lines, path):
     def trace(frame, event, arg):
-        if event == "line":
+        if event == "return":
+            values = returned.setdefault((path, frame.f_code.co_name), [])
+            if len(values) < 8:
+                try:
+                    values.append(repr(arg)[:200])
+                except Exception:
+                    pass
+        elif event == "line":
             line = frame.f_lineno
             if line not in lines:
                 lines.add(line)
@@ -74,8 +87,9 @@ def report():
     sys.settrace(None)
     found = {os.path.relpath(p, prefix): sorted(v) for p, v in seen.items() if v}
     types = [[os.path.relpath(p, prefix), n, t] for (p, n), t in kinds.items()]
+    values = [[os.path.relpath(p, prefix), n, v] for (p, n), v in returned.items()]
     with open(out, "w", encoding="utf-8") as stream:
-        json.dump({"lines": found, "types": types}, stream)
+        json.dump({"lines": found, "types": types, "returned": values}, stream)
 sys.argv = [target, *rest]
 if mode == "path":
     sys.path[0] = os.path.dirname(os.path.abspath(target))
@@ -157,4 +171,8 @@ def parse_trace(text: str) -> Executed | None:
     for entry in data.get("types") or []:
         if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[1], int) and isinstance(entry[2], dict):
             types[(str(entry[0]).replace(os.sep, "/"), entry[1])] = {str(k): str(v) for k, v in entry[2].items()}
-    return Executed(lines, types)
+    returned: dict[tuple[str, str], tuple[str, ...]] = {}
+    for entry in data.get("returned") or []:
+        if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list):
+            returned[(str(entry[0]).replace(os.sep, "/"), str(entry[1]))] = tuple(str(v) for v in entry[2])
+    return Executed(lines, types, returned)
