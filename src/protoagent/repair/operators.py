@@ -154,7 +154,12 @@ def _names_like(name: str, pool: Pools, types: Types | None) -> list[str]:
     kind = types.get(name)
     if kind is None:
         return []  # not a local where the line ran (a lambda's or a comprehension's own name)
-    return [n for n, t in types.items() if n != name and t == kind and not n.startswith("__")]
+    return [n for n, t in types.items() if n != name and _alike(t, kind) and not n.startswith("__")]
+
+
+def _alike(kind: str, other: str) -> bool:
+    """Types a name may stand in for each other with: the same, or two numbers."""
+    return kind == other or (kind in NUMBERS and other in NUMBERS)
 
 
 def _part_variants(
