@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import weakref
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,18 +56,23 @@ class Event(BaseModel):
         event is of another type: ``if (ended := e.fact(ToolEnded)) and ended.tool == "run_check"``."""
         if CATALOG.get(self.type) is not kind:
             return None
-        key = (self.session_id, self.seq)
+        key = id(self)
         cached = _FACTS.get(key)
-        if cached is not None and cached[0] is self.payload:
+        if cached is not None and cached[0]() is self:
             return cast(P, cached[1])
         made = kind.model_validate(self.payload)
-        if len(_FACTS) >= _FACTS_KEPT:
-            _FACTS.clear()
-        _FACTS[key] = (self.payload, made)
+        _FACTS[key] = (weakref.ref(self, _forget(key)), made)
         return made
 
 
-_FACTS_KEPT = 20_000
-_FACTS: dict[tuple[str, int], tuple[dict[str, Any], Payload]] = {}
-"""Validated payloads by (session, seq), each with the payload dict it was made from: a hit needs
-the same dict object, so a different log reusing an id and seq never gets another's fact."""
+def _forget(key: int) -> Callable[[weakref.ref[Event]], None]:
+    """The callback that drops an event's cached payload once the event is gone."""
+
+    def drop(_: weakref.ref[Event]) -> None:
+        _FACTS.pop(key, None)
+
+    return drop
+
+
+_FACTS: dict[int, tuple[weakref.ref[Event], Payload]] = {}
+"""Each live event's validated payload, validated once: an entry goes when its event does."""
