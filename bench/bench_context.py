@@ -154,15 +154,13 @@ def architect_schemas() -> tuple[ToolSchema, ...]:
     from protoagent.agents.session import builtin_tools
     from protoagent.checks.run_check import CHECK_TOOLS
     from protoagent.workflow import roles
-    from protoagent.workflow.explorer import EXPLORER_TOOLS
+    from protoagent.workflow.delegation import BUILTIN_DELEGATE_TOOLS
     from protoagent.workflow.packets import PACKET_TOOLS
     from protoagent.workflow.task_tools import TASK_TOOLS
-    from protoagent.workflow.workers import WORKER_TOOLS
 
     workflow_tools: tuple[type[AnyTool], ...] = (
         *TASK_TOOLS,
-        *WORKER_TOOLS,
-        *EXPLORER_TOOLS,
+        *BUILTIN_DELEGATE_TOOLS,
         *PACKET_TOOLS,
         *CHECK_TOOLS,
     )

@@ -55,3 +55,17 @@ def test_a_lead_only_tool_named_by_a_member_file_is_never_offered_nor_run_for_th
     assert [e.payload["tool"] for e in member_calls] == ["worker_packet"]
     assert member_calls[0].payload["status"] == "rejected"
     assert member_calls[0].payload["data"]["kind"] == "unknown_tool"
+
+
+def test_built_in_workers_and_member_files_delegate_through_one_tool_factory(tmp_path: Path) -> None:
+    from protoagent.testing import make_repo
+    from protoagent.workflow.delegation import BUILTIN_DELEGATE_TOOLS, DelegateTool
+    from protoagent.workflow.team import assemble_team
+
+    repo = make_repo(tmp_path / "repo", {".protoagent/agents/coding/reviewer.md": REVIEWER}, git=False)
+    team = assemble_team(repo=repo, mode=None, agent=None, resumed=None, data_home=tmp_path / "home")
+    tools = [*(cls() for cls in BUILTIN_DELEGATE_TOOLS), *team.delegate_tools()]
+    assert [t.name for t in tools] == ["coder", "tester", "explorer", "delegate_reviewer"]
+    assert all(isinstance(t, DelegateTool) and t.metadata.roles == {ARCHITECT} for t in tools)
+    schemas = {t.name: t.schema().parameters["properties"]["task"] for t in tools}
+    assert "description" not in schemas["coder"] and schemas["delegate_reviewer"]["description"]

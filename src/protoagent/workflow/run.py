@@ -46,8 +46,8 @@ from protoagent.workflow.check_redirect import with_check_redirect
 from protoagent.workflow.contract import RunContract
 from protoagent.workflow.criteria import CRITERIA_TOOLS
 from protoagent.workflow.deferral import LATER_DEFERRAL, session_contract
+from protoagent.workflow.delegation import BUILTIN_DELEGATE_TOOLS
 from protoagent.workflow.evidence import Evidence, check_results, compute_evidence
-from protoagent.workflow.explorer import EXPLORER_TOOLS
 from protoagent.workflow.facts import writes
 from protoagent.workflow.graph import WorkflowGraph
 from protoagent.workflow.guards import run_guard
@@ -61,7 +61,7 @@ from protoagent.workflow.task import TaskRecord, current_task
 from protoagent.workflow.task_tools import TASK_TOOLS, PlanTask
 from protoagent.workflow.team import RunTeam, assemble_team, check_tools, lead_role, resumed_facts
 from protoagent.workflow.user_command import run_user_command
-from protoagent.workflow.workers import WORKER_TOOLS, WorkerRunner
+from protoagent.workflow.workers import WorkerRunner
 
 __all__ = ["RunOptions", "RunReport", "RunStatus", "run_sandbox", "run_task"]
 
@@ -150,8 +150,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     workflow_tools: tuple[type[AnyTool], ...] = (
         *TASK_TOOLS,
         *CRITERIA_TOOLS,
-        *WORKER_TOOLS,
-        *EXPLORER_TOOLS,
+        *BUILTIN_DELEGATE_TOOLS,
         *PACKET_TOOLS,
         *CHECK_TOOLS,
         *extras,

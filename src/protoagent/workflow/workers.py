@@ -8,8 +8,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
 from protoagent.agents.compile import EffectiveAgent
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
@@ -20,7 +18,7 @@ from protoagent.events.catalog import ToolEnded
 from protoagent.events.types import Event
 from protoagent.models.types import ActionMode, ModelRequest
 from protoagent.skills.session_skills import preload_member
-from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.tools.base import Profile, ToolContext
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.facts import writes
@@ -31,8 +29,6 @@ from protoagent.workflow.reports import (
     file_changes,
     recorded_report,
     render_advice,
-    render_changes,
-    render_report,
     worker_messages,
 )
 from protoagent.workflow.signals import Reported, WorkerTurnLimit
@@ -273,54 +269,3 @@ def runner_of(ctx: ToolContext) -> WorkerRunner:
     return runner
 
 
-class AssignmentArgs(BaseModel):
-    task: str = Field(min_length=1)
-
-
-class CoderTool(Tool[AssignmentArgs]):
-    name = "coder"
-    description = "Coder applies one focused edit assignment now."
-    input_model = AssignmentArgs
-    metadata = ToolMetadata(effect="none", observation="exact", roles=frozenset({ARCHITECT}))
-
-    def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
-        runner_of(ctx)
-        return Prepared(preview=args.task, effect="none", state=args.task)
-
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        outcome = await runner_of(ctx).run_coder(str(prepared.state))
-        report = WorkerReport("coder", outcome.status, outcome.summary, outcome.missing_paths, outcome.reason)
-        text = render_report("coder", report, "") + "\n" + render_changes(outcome.changes)
-        return ToolOutput(
-            text,
-            data={
-                "status": outcome.status,
-                "reason": outcome.reason,
-                "summary": outcome.summary,
-                "missing_paths": list(outcome.missing_paths),
-                "changed_files": list(outcome.changed_files),
-                "changes": [
-                    {"path": c.path, "revision": c.revision, "lines_added": c.added, "lines_removed": c.removed}
-                    for c in outcome.changes
-                ],
-                "windows": outcome.windows,
-            },
-        )
-
-
-class TesterTool(Tool[AssignmentArgs]):
-    name = "tester"
-    description = "Read-only Tester designs regression cases."
-    input_model = AssignmentArgs
-    metadata = ToolMetadata(effect="none", roles=frozenset({ARCHITECT}))
-
-    def prepare(self, args: AssignmentArgs, ctx: ToolContext) -> Prepared:
-        runner_of(ctx)
-        return Prepared(preview=args.task, effect="none", state=args.task)
-
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        advice = await runner_of(ctx).run_tester(str(prepared.state))
-        return ToolOutput(f"advice, not evidence:\n{advice}", data={"advice": "tester"})
-
-
-WORKER_TOOLS = (CoderTool, TesterTool)
