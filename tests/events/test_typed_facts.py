@@ -72,6 +72,10 @@ def test_loading_tolerates_a_field_no_model_declares_and_refuses_a_missing_one()
     assert fact is not None and fact.role == "coder" and fact.task == ""
     problem = validate_payload("worker.started", {"task": "x"})
     assert problem is not None and "role" in problem
+    # Validated once per event; another event with the same session and seq has its own payload.
+    assert event.fact(WorkerStarted) is fact
+    other = event.model_copy(update={"payload": {"role": "tester"}})
+    assert other.fact(WorkerStarted) == WorkerStarted(role="tester") and event.fact(WorkerStarted) is fact
 
 
 @pytest.mark.parametrize("event_type", ["tool.ended", "model.completed"])
