@@ -25,9 +25,10 @@ Method
    library and fails with its bug planted.
 
 Every run has its own ``PROTOAGENT_HOME`` (session store) in the temporary folder. Seconds are
-wall-clock per run, model load included. Targets (issue 15): at least 5 of 10 bugs fixed and
-verified within 3 minutes each (guided repair off: the figure to compare against); the demo
-ends within 3 minutes and is fixed and verified in at least 4 of 5 seeds.
+wall-clock per run, model load included; the load average is printed first (the figures move
+with it on a shared machine). Targets: the toy set at least 9 of 10 fixed and verified, the
+real-library set at least 6 of 10 with no dishonest report, every run ending with its report
+within 3 minutes; the demo verified within 30 s.
 
 Run: ``python bench/bench_guided_repair.py [--bugs NAME,...] [--seeds 5] [--limit 180] [--no-off] [--no-demo]
 [--real] [--validate]``
@@ -125,7 +126,9 @@ def _report(stdout: bytes) -> dict[str, object]:
 
 def show(outcome: Outcome) -> None:
     mark = "fixed+verified" if outcome.fixed else "not fixed"
-    print(f"  {outcome.name:<22} {mark:<15} {outcome.seconds:6.1f} s  {outcome.status:<10} {outcome.note}", flush=True)
+    load = f"load {os.getloadavg()[0]:4.1f}"
+    timing = f"{outcome.seconds:6.1f} s  {load}"
+    print(f"  {outcome.name:<22} {mark:<15} {timing}  {outcome.status:<10} {outcome.note}", flush=True)
 
 
 def bench_bugs(names: list[str], modes: list[str], limit: float) -> None:
