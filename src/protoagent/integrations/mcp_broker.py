@@ -27,7 +27,7 @@ from protoagent.integrations.mcp_config import WORKSPACE_MCP_FILE, MCPConfig, MC
 from protoagent.integrations.mcp_git import write_git_shim
 from protoagent.integrations.mcp_session import Action, Confinement, MCPConnection, MCPFailure
 from protoagent.integrations.mcp_trust import TrustStore
-from protoagent.processes.command import SandboxProfile
+from protoagent.processes.command import CommandSandbox
 from protoagent.processes.sandbox import asks_each_command, select_sandbox
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class MCPBroker:
         timeout_s: float | None = None,
         trust: TrustStore | None = None,
         diagnostics: tuple[str, ...] = (),
-        sandbox: SandboxProfile | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         """``sandbox``: the run's command sandbox (``--sandbox auto``'s choice when not given)."""
         self.servers = {n: s for n, s in servers.items() if not s.disabled}
@@ -80,13 +80,13 @@ class MCPBroker:
         self._locks: dict[str, asyncio.Lock] = {}
         self._outputs: dict[str, str] = {}
         self._starts: dict[str, int] = {}
-        self.sandbox: SandboxProfile = sandbox if sandbox is not None else select_sandbox("auto")
+        self.sandbox: CommandSandbox = sandbox if sandbox is not None else select_sandbox("auto")
         self._folder: Path | None = None
         self._git_shim: Path | None = None
 
     @classmethod
     def from_files(
-        cls, root: Path, home: Path | None, *, timeout_s: float | None = None, sandbox: SandboxProfile | None = None
+        cls, root: Path, home: Path | None, *, timeout_s: float | None = None, sandbox: CommandSandbox | None = None
     ) -> MCPBroker:
         """Read the person's and the repository's MCP files; problems become ``diagnostics``.
         The repository's files expand only the variables the person allowed (``mcp allow-env``)."""

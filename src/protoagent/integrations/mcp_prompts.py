@@ -22,7 +22,7 @@ from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
 from protoagent.integrations.mcp_calls import failure_output, plan_of
 from protoagent.integrations.mcp_tools import broker_of, listing_prepared
 from protoagent.integrations.untrusted import clip, untrusted_header
-from protoagent.processes.command import SandboxProfile
+from protoagent.processes.command import CommandSandbox
 from protoagent.tools.approvals import Answerer, ApprovalRequest, ApprovalService, Policy
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 
@@ -168,7 +168,7 @@ async def expand_prompt_command(
     *,
     policy: Policy = "deny",
     answerer: Answerer | None = None,
-    sandbox: SandboxProfile | None = None,
+    sandbox: CommandSandbox | None = None,
 ) -> str:
     """The text with a leading ``/mcp:<server>:<prompt> ...`` replaced by the prompt's messages;
     any other text is returned as it is. Starting a repository server the person has not trusted

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 from protoagent.errors import ConfigError
 from protoagent.integrations.mcp_config import MCPServerSpec
 from protoagent.integrations.mcp_git import git_safe_env
-from protoagent.processes.command import SandboxProfile
+from protoagent.processes.command import CommandSandbox
 from protoagent.processes.sandbox import SandboxScope
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class Confinement:
     """How stdio servers are started: the run's sandbox with a HOME and temp for a repository's
     servers, and the folder of the ``git`` every server finds first (``mcp_git.write_git_shim``)."""
 
-    sandbox: SandboxProfile
+    sandbox: CommandSandbox
     home: Path
     tmp: Path
     git_shim: Path | None = None

@@ -9,10 +9,10 @@ from protoagent.processes.command import (
     NO_SANDBOX,
     SYSTEM_PATH,
     CommandRequest,
+    CommandSandbox,
     CommandSite,
     NoSandbox,
     PreparedCommand,
-    SandboxProfile,
     prepare_command,
 )
 from protoagent.processes.journal import Observation, OutputJournal
@@ -33,6 +33,7 @@ __all__ = [
     "PROCESS_TOOLS",
     "SYSTEM_PATH",
     "CommandRequest",
+    "CommandSandbox",
     "CommandSite",
     "ExecuteCommandTool",
     "ManagedProcess",
@@ -43,7 +44,6 @@ __all__ = [
     "ProcessRegistry",
     "ProcessState",
     "ProcessTool",
-    "SandboxProfile",
     "ShellTool",
     "prepare_command",
     "process_tool_available",

@@ -47,7 +47,7 @@ PYTHON_NAMES = frozenset({"python", "python3"})
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class SandboxProfile(Protocol):
+class CommandSandbox(Protocol):
     """How a prepared argv is confined (see ``processes.sandbox``). ``wrap`` returns the argv
     that is actually spawned; ``scope`` says where the command may write."""
 
@@ -59,7 +59,7 @@ class SandboxProfile(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class NoSandbox:
-    """The profile of a session wired without a sandbox: the argv runs as prepared, unconfined.
+    """The sandbox of a session wired without one: the argv runs as prepared, unconfined.
     ``run_task`` always selects one through ``processes.sandbox.select_sandbox``."""
 
     name: str = "none"
@@ -94,7 +94,7 @@ class CommandSite:
     """The session-scoped folder the child sees as ``HOME``."""
     python: str
     """The selected interpreter (absolute, or relative to the root)."""
-    sandbox: SandboxProfile = NO_SANDBOX
+    sandbox: CommandSandbox = NO_SANDBOX
 
     @property
     def tmp(self) -> Path:
@@ -114,7 +114,7 @@ class PreparedCommand:
     """The child's complete environment, sorted by name."""
     timeout_s: float
     output_limit: int
-    sandbox: SandboxProfile = NO_SANDBOX
+    sandbox: CommandSandbox = NO_SANDBOX
     root: Path | None = None
     """The workspace root (None: the cwd); with ``home`` and ``tmp``, where a sandbox lets it write."""
     home: Path | None = None
@@ -130,7 +130,7 @@ class PreparedCommand:
         return SandboxScope(self.root or self.cwd, home, self.tmp or home.parent / "tmp", self.cwd)
 
     def spawn_argv(self) -> tuple[str, ...]:
-        """The argv handed to the operating system, after the sandbox profile wrapped it."""
+        """The argv handed to the operating system, after its sandbox wrapped it."""
         return self.sandbox.wrap(self.argv, self.scope)
 
     def preview(self) -> str:

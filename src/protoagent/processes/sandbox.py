@@ -1,4 +1,4 @@
-"""The command sandbox: every command and check a session starts runs through one profile.
+"""The command sandbox: every command and check a session starts runs through one sandbox.
 
 Modes (``--sandbox``): ``required`` refuses to run without a working sandbox; ``auto`` (the
 default) uses one when available and otherwise runs each command only after a person approves
@@ -179,7 +179,7 @@ def select_sandbox(
     hidden: Sequence[Path] | None = None,
     data_home: Path | None = None,
 ) -> Sandbox:
-    """The profile for ``mode``; ``required`` without a working backend raises ``ConfigError``.
+    """The sandbox for ``mode``; ``required`` without a working backend raises ``ConfigError``.
     ``hidden`` defaults to the deny list in force for ``data_home`` (default: the environment's;
     see ``sandbox_paths.configured_hiding``)."""
     if mode not in SANDBOX_MODES:

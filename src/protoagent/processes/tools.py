@@ -2,7 +2,7 @@
 may go on running) and ``process`` (list, poll, wait for and terminate what shell started).
 
 The session wiring puts a ``ProcessRegistry`` into ``RunServices.processes`` and may put the
-selected interpreter's path into ``RunServices.python`` and a ``SandboxProfile`` into
+selected interpreter's path into ``RunServices.python`` and a ``CommandSandbox`` into
 ``RunServices.sandbox``. Once ``process_tool_available`` says so, it offers ``process``.
 """
 

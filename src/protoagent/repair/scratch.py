@@ -27,7 +27,7 @@ from types import TracebackType
 from protoagent.checks.outcomes import classify
 from protoagent.checks.types import CheckSpec
 from protoagent.errors import RunError, ToolRejected
-from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSite, SandboxProfile, prepare_command
+from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSandbox, CommandSite, prepare_command
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.repair.fork_checks import ForkFailed, ForkServer
 from protoagent.repair.pytest_args import failing_ids, narrowed, not_selected, runs_pytest_module
@@ -78,7 +78,7 @@ class ScratchWorkspace:
         self,
         root: Path,
         python: str,
-        sandbox: SandboxProfile = NO_SANDBOX,
+        sandbox: CommandSandbox = NO_SANDBOX,
         *,
         processes: ProcessRegistry,
         options: ScratchOptions | None = None,

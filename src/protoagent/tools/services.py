@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from protoagent.context.compaction import Compactor
     from protoagent.events.log import SessionLog
     from protoagent.integrations.mcp_broker import MCPBroker
-    from protoagent.processes.command import SandboxProfile
+    from protoagent.processes.command import CommandSandbox
     from protoagent.processes.preview import PreviewRegistry
     from protoagent.processes.runner import ProcessRegistry
     from protoagent.skills.runtime import SkillRuntime
@@ -47,7 +47,7 @@ class RunServices:
     """Further repositories of a multi-repository session (the primary root is the tools' root)."""
     python: str | None = None
     """The selected interpreter (commands and checks); ``None``: the running one."""
-    sandbox: SandboxProfile | None = None
+    sandbox: CommandSandbox | None = None
     """What every command runs under; ``None``: no sandbox."""
     checks: CheckPlan | None = None
     """The run's discovered checks (``run_check``)."""
