@@ -251,9 +251,9 @@ def test_progressing_coder_earns_windows_then_architect_yields_and_graph_continu
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", 1), ("3", 3), ("7", 3), ("0", 1), ("many", 3)])
 def test_coder_max_windows_is_clamped(raw: str, expected: int) -> None:
-    from protoagent.workflow.workers import coder_max_windows
+    from protoagent.workflow.limits import limits_for
 
-    assert coder_max_windows({"PROTOAGENT_CODER_MAX_WINDOWS": raw}) == expected
+    assert limits_for("standard", environ={"PROTOAGENT_CODER_MAX_WINDOWS": raw}).coder_windows == expected
 
 
 def test_graph_continues_yielded_work_at_most_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

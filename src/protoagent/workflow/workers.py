@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,18 +36,7 @@ from protoagent.workspace.confined import digest_regular
 
 ENDED_AFTER_EDIT = "window_ended_after_edit"
 """Why a Coder assignment is done without a report: its last window ended right after an applied edit."""
-WINDOWS_ENV = "PROTOAGENT_CODER_MAX_WINDOWS"
 DEFAULT_WINDOWS = 3
-
-
-def coder_max_windows(environ: dict[str, str] | None = None) -> int:
-    """``PROTOAGENT_CODER_MAX_WINDOWS`` clamped to 1–3; a value that is not a number gives 3."""
-    raw = (environ if environ is not None else os.environ).get(WINDOWS_ENV)
-    try:
-        value = int(raw) if raw is not None else DEFAULT_WINDOWS
-    except ValueError:
-        return DEFAULT_WINDOWS
-    return max(1, min(3, value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,5 +255,3 @@ def runner_of(ctx: ToolContext) -> WorkerRunner:
     if runner is None:
         raise ToolRejected("workers are not available in this session", kind="no_workers")
     return runner
-
-
