@@ -119,6 +119,38 @@ def test_a_three_span_edit_of_one_file_costs_one_coder_request(tmp_path: Path) -
     assert run.model.remaining == 0
 
 
+def test_a_definition_the_lead_looked_up_is_handed_to_the_coder_who_edits_it_without_a_read(tmp_path: Path) -> None:
+    turns = [
+        call("code_context", "architect", symbol="count", operation="definition"),
+        call("coder", "architect", task="count returns one too many; make it return len(rows)"),
+        {
+            "role": "coder",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {
+                        "path": "app.py",
+                        "old": "    return len(rows) + 1\n",
+                        "new": "    return len(rows)\n",
+                        "expected_revision": sha(APP),
+                    },
+                },
+                {"name": "report_task", "arguments": {"status": "done", "summary": "count fixed"}},
+            ],
+        },
+        call("run_check", "architect", check_id="unittest", phase="verify"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
+    (coder,) = run.requests("coder")
+    shown = _shown(coder)
+    assert "--- app.py lines 9-10 of 10" in shown and "return len(rows) + 1" in shown
+    assert "def parse" not in shown
+    (edit,) = run.ended("edit_file")
+    assert edit.payload["status"] == "ok"
+    assert (run.root / "app.py").read_text().endswith("    return len(rows)\n")
+    assert run.model.remaining == 0
+
+
 def test_a_file_is_named_by_its_path_its_name_or_a_path_ending_in_it_but_not_by_a_longer_name() -> None:
     span = SourceSpan("src/pkg/util.py", 1, 2, 2, "r", UTIL)
     other = SourceSpan("src/pkg/app.py", 1, 2, 10, "r", APP)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from protoagent.errors import ToolRejected
 from protoagent.navigation.facts import FileFacts, Reference
@@ -94,6 +94,30 @@ def definition_source(root: Path, hit: Hit, *, numbered: bool = True) -> str | N
     """A definition's first lines as ``read_file`` shows them, under its header with the file's
     full revision, and a marker counting the definition's lines left out; ``None`` when the file
     no longer has the indexed revision or cannot be read."""
+    shown = definition_read(root, hit, numbered=numbered)
+    return None if shown is None else render_definition(hit, shown)
+
+
+def render_definition(hit: Hit, shown: dict[str, Any]) -> str:
+    """``shown`` (a ``definition_read``) as ``read_file`` shows lines, with the marker."""
+    lines = f"{shown['start_line']}-{shown['end_line']} of {shown['total_lines']}"
+    header = f"{hit.path} lines {lines}; revision {shown['revision']}"
+    content = str(shown["content"])
+    end = hit.end_line or hit.line
+    left = end - int(shown["end_line"])
+    if left > 0:
+        noun = "line" if left == 1 else "lines"
+        content += (
+            f"[... {left} more {noun} of {hit.symbol} not shown (to line {end}): "
+            f"read_file start_line={int(shown['end_line']) + 1} ...]\n"
+        )
+    return header + "\n" + content
+
+
+def definition_read(root: Path, hit: Hit, *, numbered: bool = True) -> dict[str, Any] | None:
+    """The lines ``definition_source`` shows, as a ``read_file`` result records them (path,
+    revision, content, start and end line, total lines), so a reader of the log can treat them
+    as read; ``None`` when the file no longer has the indexed revision or cannot be read."""
     try:
         with open_root(root) as root_fd:
             data = read_bytes(root_fd, hit.path)
@@ -103,22 +127,20 @@ def definition_source(root: Path, hit: Hit, *, numbered: bool = True) -> str | N
     revision = revision_of(data)
     if revision != hit.revision:
         return None
-    end = hit.end_line or hit.line
-    last = min(end, hit.line + MAX_SOURCE_LINES - 1)
+    last = min(hit.end_line or hit.line, hit.line + MAX_SOURCE_LINES - 1)
     try:
         span = render_span(text, hit.line, last, numbered=numbered, cap=MAX_SOURCE_CHARS)
     except ToolRejected:
         return None
-    header = f"{hit.path} lines {span.start_line}-{span.end_line} of {span.total_lines}; revision {revision}"
     content = span.content if span.content.endswith("\n") or not span.content else span.content + "\n"
-    left = end - span.end_line
-    if left > 0:
-        noun = "line" if left == 1 else "lines"
-        content += (
-            f"[... {left} more {noun} of {hit.symbol} not shown (to line {end}): "
-            f"read_file start_line={span.end_line + 1} ...]\n"
-        )
-    return header + "\n" + content
+    return {
+        "path": hit.path,
+        "revision": revision,
+        "content": content,
+        "start_line": span.start_line,
+        "end_line": span.end_line,
+        "total_lines": span.total_lines,
+    }
 
 
 def _more_note(operation: Operation, matches: list[_Match], hits: list[Hit], limit: int, under: str | None) -> str:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from protoagent.navigation.query import MAX_RESULTS, MAX_SOURCES_SHOWN, Answer, definition_source
+from protoagent.navigation.query import MAX_RESULTS, MAX_SOURCES_SHOWN, Answer, definition_read, render_definition
 from protoagent.navigation.service import answer, render, to_json
 from protoagent.navigation.symbols import symbol_problem, words_in
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
@@ -61,18 +61,23 @@ class CodeContextTool(Tool[CodeContextInput]):
         def run() -> ToolOutput:
             result = answer(Path(root), operation, str(symbol), under, home=home, limit=limit)
             numbered = ctx.agent_role not in RAW_TEXT_ROLES or ctx.profile != "small"
-            return ToolOutput(render(result) + _sources(Path(root), result, numbered), data=to_json(result))
+            text, sources = _sources(Path(root), result, numbered)
+            data = to_json(result) | ({"sources": sources} if sources else {})
+            return ToolOutput(render(result) + text, data=data)
 
         return await asyncio.to_thread(run)
 
 
-def _sources(root: Path, result: Answer, numbered: bool) -> str:
+def _sources(root: Path, result: Answer, numbered: bool) -> tuple[str, list[dict[str, Any]]]:
     """A definition answer of a few results goes on with their source lines, as ``read_file``
-    shows them, so an edit can follow without a read."""
+    shows them, so an edit can follow without a read; the lines shown are also returned as
+    ``read_file`` records them, so the log counts them as read (a worker is handed them)."""
     if result.operation != "definition" or not 0 < len(result.results) <= MAX_SOURCES_SHOWN:
-        return ""
-    shown = [definition_source(root, hit, numbered=numbered) for hit in result.results]
-    return "".join("\n\n" + source.rstrip("\n") for source in shown if source)
+        return "", []
+    reads = [(hit, definition_read(root, hit, numbered=numbered)) for hit in result.results]
+    shown = [(hit, read) for hit, read in reads if read is not None]
+    text = "".join("\n\n" + render_definition(hit, read).rstrip("\n") for hit, read in shown)
+    return text, [read for _, read in shown]
 
 
 NAVIGATION_TOOLS: tuple[type[Tool[Any]], ...] = (CodeContextTool,)

@@ -1,7 +1,8 @@
 """Bounded source context for a worker: the spans its caller already read that its assignment
 names (carried into each assignment), and ``worker_packet``, prepared but never executed.
 
-A span counts as read by the Architect when its ``read_file`` showed it, or when the harness
+A span counts as read by the Architect when its ``read_file`` showed it (or a ``code_context``
+definition answer, which shows a definition's lines as ``read_file`` does), or when the harness
 showed it in the Architect's context (``source.localized``: the source a failing baseline
 points at), so the Coder can edit those lines without reading them again. An assignment names a
 span when it names a function or class the span defines, or the span's file (then every span of
@@ -176,9 +177,13 @@ def _spans_of(event: Event, agent: str) -> list[SourceSpan]:
     if (localized := event.fact(SourceLocalized)) is not None:
         return [s for s in map(_span_from, localized.spans) if s is not None]
     ended = event.fact(ToolEnded)
-    if ended is None or ended.tool != "read_file" or ended.status != "ok":
+    if ended is None or ended.status != "ok":
         return []
-    span = _span_from(ended.data)
+    if ended.tool == "code_context":
+        shown = ended.data.get("sources")
+        records = [item for item in shown if isinstance(item, dict)] if isinstance(shown, list) else []
+        return [s for s in map(_span_from, records) if s is not None]
+    span = _span_from(ended.data) if ended.tool == "read_file" else None
     return [span] if span is not None else []
 
 
