@@ -34,12 +34,6 @@ class CallPlan:
     """The call starts a repository server the person has not trusted yet; approval trusts it."""
 
 
-def plan_of(prepared: Prepared) -> CallPlan:
-    if not isinstance(prepared.state, CallPlan):
-        raise TypeError(f"prepared state is {type(prepared.state).__name__}, not CallPlan")
-    return prepared.state
-
-
 def arguments_summary(arguments: dict[str, Any]) -> str:
     text = json.dumps(arguments, sort_keys=True, default=str)
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
@@ -70,7 +64,7 @@ def trusted_by(spec: MCPServerSpec, tool: str) -> str:
     return f"MCP tool {tool!r} is listed in trusted_tools of server {spec.name!r} in {spec.source}"
 
 
-def prepare_call(broker: MCPBroker, server: str, tool: str, arguments: dict[str, Any]) -> Prepared:
+def prepare_call(broker: MCPBroker, server: str, tool: str, arguments: dict[str, Any]) -> Prepared[CallPlan]:
     """Check the call against the remembered schema and build the preview the approver sees."""
     spec = broker.server(server)
     tools = broker.cached_tools(server)

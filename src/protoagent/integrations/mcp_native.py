@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from protoagent.agents.presets import Preset
 from protoagent.events import SessionLog
 from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure, MCPToolInfo
-from protoagent.integrations.mcp_calls import execute_call, plan_of, prepare_call, trusted_by
+from protoagent.integrations.mcp_calls import CallPlan, execute_call, prepare_call, trusted_by
 from protoagent.integrations.mcp_effects import DIAGNOSTICS_EVENT
 from protoagent.integrations.mcp_tools import GENERAL_CALL_TOOLS, broker_of
 from protoagent.models.declarations import declared_schema
@@ -41,7 +41,7 @@ class NativeMcpInput(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class NativeMcpTool(Tool[NativeMcpInput]):
+class NativeMcpTool(Tool[NativeMcpInput, CallPlan]):
     """One server tool; subclasses made by ``native_tool`` fix the server, tool and schema."""
 
     name = "mcp__server__tool"
@@ -55,11 +55,11 @@ class NativeMcpTool(Tool[NativeMcpInput]):
     def schema(self) -> ToolSchema:
         return ToolSchema(self.name, self.description, self.parameters)
 
-    def prepare(self, args: NativeMcpInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: NativeMcpInput, ctx: ToolContext) -> Prepared[CallPlan]:
         return prepare_call(broker_of(ctx), self.server, self.tool, dict(args.model_extra or {}))
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return await execute_call(broker_of(ctx), plan_of(prepared), ctx)
+    async def execute(self, prepared: Prepared[CallPlan], ctx: ToolContext) -> ToolOutput:
+        return await execute_call(broker_of(ctx), prepared.state, ctx)
 
 
 def native_name(server: str, tool: str) -> str:

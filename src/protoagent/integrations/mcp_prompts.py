@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from protoagent.errors import ConfigError
 from protoagent.integrations.mcp_broker import MCPBroker, MCPFailure
-from protoagent.integrations.mcp_calls import failure_output, plan_of
+from protoagent.integrations.mcp_calls import failure_output
 from protoagent.integrations.mcp_tools import broker_of, listing_prepared
 from protoagent.integrations.untrusted import clip, untrusted_header
 from protoagent.processes.command import CommandSandbox
@@ -98,8 +98,8 @@ class McpResourcesTool(Tool[McpResourcesInput]):
 
     def prepare(self, args: McpResourcesInput, ctx: ToolContext) -> Prepared:
         purpose = f"read resource {args.uri!r}" if args.uri else "list its resources"
-        prepared = listing_prepared(broker_of(ctx), args.server, purpose)
-        return replace(prepared, state=(plan_of(prepared), args.uri))
+        prepared: Prepared[Any] = listing_prepared(broker_of(ctx), args.server, purpose)
+        return replace(prepared, state=(prepared.state, args.uri))
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         plan, uri = prepared.state
@@ -115,8 +115,8 @@ class McpPromptsTool(Tool[McpPromptsInput]):
 
     def prepare(self, args: McpPromptsInput, ctx: ToolContext) -> Prepared:
         purpose = f"get prompt {args.name!r}" if args.name else "list its prompts"
-        prepared = listing_prepared(broker_of(ctx), args.server, purpose)
-        return replace(prepared, state=(plan_of(prepared), args.name, args.arguments))
+        prepared: Prepared[Any] = listing_prepared(broker_of(ctx), args.server, purpose)
+        return replace(prepared, state=(prepared.state, args.name, args.arguments))
 
     async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         plan, name, arguments = prepared.state
@@ -202,7 +202,7 @@ async def expand_prompt_command(
 async def _approve_start(broker: MCPBroker, server: str, purpose: str, approvals: ApprovalService) -> None:
     """Ask before an untrusted repository server starts; raises ``ConfigError`` when refused."""
     prepared = listing_prepared(broker, server, purpose)
-    if not plan_of(prepared).start_untrusted:
+    if not prepared.state.start_untrusted:
         return
     request = ApprovalRequest(
         call_id=f"mcp_prompt_{server}",

@@ -22,7 +22,6 @@ from protoagent.integrations.mcp_calls import (
     execute_call,
     failure_output,
     listed_tools,
-    plan_of,
     prepare_call,
     start_step,
 )
@@ -82,7 +81,7 @@ def broker_of(ctx: ToolContext) -> MCPBroker:
     return broker
 
 
-def listing_prepared(broker: MCPBroker, server: str, purpose: str, tool: str = "") -> Prepared:
+def listing_prepared(broker: MCPBroker, server: str, purpose: str, tool: str = "") -> Prepared[CallPlan]:
     preview, effect, untrusted = start_step(broker, server, purpose)
     plan = CallPlan(server, tool, None, True, untrusted)
     external = f"starting repository MCP server {server!r}" if untrusted else ""
@@ -90,10 +89,10 @@ def listing_prepared(broker: MCPBroker, server: str, purpose: str, tool: str = "
 
 
 async def _server_tools(
-    prepared: Prepared, ctx: ToolContext
+    prepared: Prepared[CallPlan], ctx: ToolContext
 ) -> tuple[CallPlan, MCPBroker, tuple[MCPToolInfo, ...]] | ToolOutput:
     """The call's plan, the broker and the server's tools, or the output of the failure to list them."""
-    plan = plan_of(prepared)
+    plan = prepared.state
     broker = broker_of(ctx)
     try:
         return plan, broker, await listed_tools(broker, plan)
@@ -101,16 +100,16 @@ async def _server_tools(
         return failure_output(failure, plan)
 
 
-class ListMcpToolsTool(Tool[ListMcpToolsInput]):
+class ListMcpToolsTool(Tool[ListMcpToolsInput, CallPlan]):
     name = "list_mcp_tools"
     description = "List the tools of a configured MCP server: names and one-line descriptions."
     input_model = ListMcpToolsInput
     metadata = ToolMetadata(effect="execute", observation="exact")
 
-    def prepare(self, args: ListMcpToolsInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: ListMcpToolsInput, ctx: ToolContext) -> Prepared[CallPlan]:
         return listing_prepared(broker_of(ctx), args.server, "list its tools")
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, prepared: Prepared[CallPlan], ctx: ToolContext) -> ToolOutput:
         listing = await _server_tools(prepared, ctx)
         if isinstance(listing, ToolOutput):
             return listing
@@ -123,20 +122,20 @@ class ListMcpToolsTool(Tool[ListMcpToolsInput]):
         return ToolOutput("\n".join(lines), data=data)
 
 
-class McpToolSchemaTool(Tool[McpToolSchemaInput]):
+class McpToolSchemaTool(Tool[McpToolSchemaInput, CallPlan]):
     name = "mcp_tool_schema"
     description = "Show the input schema (JSON Schema) of one tool of a configured MCP server."
     input_model = McpToolSchemaInput
     metadata = ToolMetadata(effect="execute", observation="exact")
 
-    def prepare(self, args: McpToolSchemaInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: McpToolSchemaInput, ctx: ToolContext) -> Prepared[CallPlan]:
         broker = broker_of(ctx)
         cached = broker.cached_tools(args.server)
         if cached is not None:
             broker.find_tool(args.server, args.tool, cached)
         return listing_prepared(broker, args.server, f"show the input schema of {args.tool!r}", args.tool)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+    async def execute(self, prepared: Prepared[CallPlan], ctx: ToolContext) -> ToolOutput:
         listing = await _server_tools(prepared, ctx)
         if isinstance(listing, ToolOutput):
             return listing
@@ -148,7 +147,7 @@ class McpToolSchemaTool(Tool[McpToolSchemaInput]):
         return ToolOutput(text, data={"server": plan.server, "tool": plan.tool, "input_schema": info.input_schema})
 
 
-class CallMcpToolTool(Tool[CallMcpToolInput]):
+class CallMcpToolTool(Tool[CallMcpToolInput, CallPlan]):
     name = "call_mcp_tool"
     description = (
         "Call a tool of a configured MCP server with arguments matching its input schema "
@@ -158,20 +157,20 @@ class CallMcpToolTool(Tool[CallMcpToolInput]):
     input_model = CallMcpToolInput
     metadata = ToolMetadata(effect="execute")
 
-    def prepare(self, args: CallMcpToolInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: CallMcpToolInput, ctx: ToolContext) -> Prepared[CallPlan]:
         return prepare_call(broker_of(ctx), args.server, args.tool, args.arguments)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return await execute_call(broker_of(ctx), plan_of(prepared), ctx)
+    async def execute(self, prepared: Prepared[CallPlan], ctx: ToolContext) -> ToolOutput:
+        return await execute_call(broker_of(ctx), prepared.state, ctx)
 
 
-class ReadMcpOutputTool(Tool[ReadMcpOutputInput]):
+class ReadMcpOutputTool(Tool[ReadMcpOutputInput, str]):
     name = "read_mcp_output"
     description = "Read on in an MCP tool result that was cut at the server's max_output, from an offset."
     input_model = ReadMcpOutputInput
     metadata = ToolMetadata(effect="read", observation="exact")
 
-    def prepare(self, args: ReadMcpOutputInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: ReadMcpOutputInput, ctx: ToolContext) -> Prepared[str]:
         text = broker_of(ctx).kept_output(args.call_id)
         if text is None:
             raise ToolRejected(
@@ -187,8 +186,8 @@ class ReadMcpOutputTool(Tool[ReadMcpOutputInput]):
         body = f"{header}\n{page}{more}"
         return Prepared(f"read MCP output of call {args.call_id!r} from {args.offset}", "read", state=body)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return ToolOutput(str(prepared.state))
+    async def execute(self, prepared: Prepared[str], ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(prepared.state)
 
 
 GENERAL_CALL_TOOLS = frozenset({"list_mcp_tools", "mcp_tool_schema", "call_mcp_tool"})

@@ -66,12 +66,6 @@ def _limits_text(limits: FetchLimits) -> str:
     )
 
 
-def _plan_of(prepared: Prepared) -> _Plan:
-    if not isinstance(prepared.state, _Plan):
-        raise TypeError(f"prepared state is {type(prepared.state).__name__}, not _Plan")
-    return prepared.state
-
-
 async def _get(plan: _Plan) -> Fetched | ToolOutput:
     """The response, or an error output when the network or server failed."""
     try:
@@ -80,7 +74,7 @@ async def _get(plan: _Plan) -> Fetched | ToolOutput:
         return ToolOutput(str(failure), status="error", data={"url": plan.url})
 
 
-class FetchUrlTool(Tool[FetchUrlInput]):
+class FetchUrlTool(Tool[FetchUrlInput, _Plan]):
     name = "fetch_url"
     description = (
         "Fetch a public web page or JSON document and return its readable text, marked as untrusted "
@@ -89,15 +83,15 @@ class FetchUrlTool(Tool[FetchUrlInput]):
     input_model = FetchUrlInput
     metadata = ToolMetadata(effect="execute")
 
-    def prepare(self, args: FetchUrlInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: FetchUrlInput, ctx: ToolContext) -> Prepared[_Plan]:
         allow = _allow_list(ctx)
         checked = check_url(args.url, allow)
         plan = _Plan(checked.url, allow, FetchLimits(), max_chars=args.max_chars)
         preview = f"GET {checked.url}\n{_limits_text(plan.limits)}; returns at most {args.max_chars} characters"
         return Prepared(preview, "execute", state=plan)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = _plan_of(prepared)
+    async def execute(self, prepared: Prepared[_Plan], ctx: ToolContext) -> ToolOutput:
+        plan = prepared.state
         got = await _get(plan)
         if isinstance(got, ToolOutput):
             return got
@@ -139,7 +133,7 @@ def parse_results(payload: Any) -> list[dict[str, str]]:
     return results
 
 
-class WebSearchTool(Tool[WebSearchInput]):
+class WebSearchTool(Tool[WebSearchInput, _Plan]):
     name = "web_search"
     description = (
         "Search the web through the configured search endpoint; returns titles, URLs and snippets "
@@ -148,7 +142,7 @@ class WebSearchTool(Tool[WebSearchInput]):
     input_model = WebSearchInput
     metadata = ToolMetadata(effect="execute")
 
-    def prepare(self, args: WebSearchInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: WebSearchInput, ctx: ToolContext) -> Prepared[_Plan]:
         template = search_endpoint(ctx)
         if template is None or "{query}" not in template:
             raise ToolRejected(
@@ -167,8 +161,8 @@ class WebSearchTool(Tool[WebSearchInput]):
         preview = f"GET {checked.url}\nsearch for {args.query!r}; {_limits_text(plan.limits)}"
         return Prepared(preview, "execute", state=plan)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan = _plan_of(prepared)
+    async def execute(self, prepared: Prepared[_Plan], ctx: ToolContext) -> ToolOutput:
+        plan = prepared.state
         got = await _get(plan)
         if isinstance(got, ToolOutput):
             return got

@@ -5,10 +5,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal
 from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from protoagent.models.declarations import declared_schema
 from protoagent.models.types import ToolSchema
@@ -22,6 +23,8 @@ Presentation = Literal["generic", "terminal", "diff"]
 Profile = Literal["small", "standard"]
 
 InputT = TypeVar("InputT", bound=BaseModel)
+StateT = TypeVar("StateT", default=Any)
+"""What a tool's ``prepare`` hands its ``execute``; a tool that does not name it holds ``Any``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,7 @@ class ToolContext:
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(Generic[StateT]):
     """A validated, ready-to-run call: what the approver sees and what execute needs."""
 
     preview: str
@@ -60,8 +63,8 @@ class Prepared:
     paths: tuple[str, ...] = ()
     """Workspace-relative paths the effect writes (for write-scope decisions)."""
     inside_workspace: bool = True
-    state: Any = None
-    """Tool-private data handed to ``execute``."""
+    state: StateT = None  # type: ignore[assignment]  # a tool without state leaves it None
+    """Tool-private data handed to ``execute``, typed by the tool's ``StateT``."""
     trusted_by: str = ""
     """Why configuration trusts an effect outside the workspace (e.g. an MCP server the person
     trusted); only then may ``auto`` allow it, and the approval reason quotes this."""
@@ -83,12 +86,13 @@ class ToolOutput:
     """Locator of a journal or full output kept outside the event log."""
 
 
-class Tool(ABC, Generic[InputT]):
+class Tool(ABC, Generic[InputT, StateT]):
     """Base class for tools. Subclasses set the class attributes and implement two methods.
 
     ``prepare`` validates against live state and builds the preview; it raises
     ``ToolRejected`` for anything the model can correct, before any approval.
-    ``execute`` performs the effect and returns a ``ToolOutput``.
+    ``execute`` performs the effect and returns a ``ToolOutput``. ``Tool[Input, State]`` types
+    what ``prepare`` hands ``execute`` (``Prepared[State]``), so ``execute`` needs no check of it.
     """
 
     name: ClassVar[str]
@@ -97,10 +101,10 @@ class Tool(ABC, Generic[InputT]):
     metadata: ClassVar[ToolMetadata] = ToolMetadata()
 
     @abstractmethod
-    def prepare(self, args: InputT, ctx: ToolContext) -> Prepared: ...
+    def prepare(self, args: InputT, ctx: ToolContext) -> Prepared[StateT]: ...
 
     @abstractmethod
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput: ...
+    async def execute(self, prepared: Prepared[StateT], ctx: ToolContext) -> ToolOutput: ...
 
     _schema_memo: tuple[tuple[str, str, type[BaseModel]], ToolSchema] | None = None
 
@@ -133,5 +137,5 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-AnyTool = Tool[Any]
-"""A tool of any input model, as registries and pipelines hold them."""
+AnyTool = Tool[Any, Any]
+"""A tool of any input model and state, as registries and pipelines hold them."""

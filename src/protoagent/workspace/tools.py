@@ -95,12 +95,6 @@ async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"{plan.summary}; source_revision: {revision}", data=data)
 
 
-def _plan(prepared: Prepared, kind: type[Any]) -> Any:
-    if not isinstance(prepared.state, kind):
-        raise TypeError(f"prepared state is {type(prepared.state).__name__}, not {kind.__name__}")
-    return prepared.state
-
-
 def _read_current(ctx: ToolContext, path: str, expected_revision: str) -> tuple[str, str]:
     """Read a file that is about to be rewritten; check the model's revision. Returns text, revision."""
     with _workspace(ctx, path) as (root_fd, rel):
@@ -119,19 +113,19 @@ class _ReadPlan:
     end_line: int | None
 
 
-class ReadFileTool(Tool[ReadFileInput]):
+class ReadFileTool(Tool[ReadFileInput, _ReadPlan]):
     name = "read_file"
     description = "Read a file's lines and its revision."
     input_model = ReadFileInput
     metadata = ToolMetadata(effect="read", observation="revision_aware")
 
-    def prepare(self, args: ReadFileInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: ReadFileInput, ctx: ToolContext) -> Prepared[_ReadPlan]:
         path = _locate(ctx, args.path).shown
         plan = _ReadPlan(path, args.start_line, args.end_line)
         return Prepared(f"read {path} from line {args.start_line}", "read", state=plan)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        plan: _ReadPlan = _plan(prepared, _ReadPlan)
+    async def execute(self, prepared: Prepared[_ReadPlan], ctx: ToolContext) -> ToolOutput:
+        plan = prepared.state
         return await asyncio.to_thread(self._read, plan, ctx)
 
     def _read(self, plan: _ReadPlan, ctx: ToolContext) -> ToolOutput:
@@ -158,7 +152,7 @@ class ReadFileTool(Tool[ReadFileInput]):
         return ToolOutput(f"{header}\n{span.content}{footer}", data=result)
 
 
-class EditFileTool(Tool[EditFileInput]):
+class EditFileTool(Tool[EditFileInput, _WritePlan]):
     name = "edit_file"
     description = (
         "Replace old (exact text occurring once) with new. Several spans of one revision: "
@@ -167,7 +161,7 @@ class EditFileTool(Tool[EditFileInput]):
     input_model = EditFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
-    def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
         where = _locate(ctx, args.path)
         refuse_protected(where.rel)
         path = where.shown
@@ -178,8 +172,8 @@ class EditFileTool(Tool[EditFileInput]):
         plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary, edit.diff, before=text)
         return Prepared(preview=edit.diff, effect="write", paths=(path,), state=plan)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return await _execute_write(_plan(prepared, _WritePlan), ctx)
+    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(prepared.state, ctx)
 
 
 def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
@@ -207,13 +201,13 @@ def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
     return pairs
 
 
-class CreateFileTool(Tool[CreateFileInput]):
+class CreateFileTool(Tool[CreateFileInput, _WritePlan]):
     name = "create_file"
     description = "Create a new file and its parent directories; fails if it exists."
     input_model = CreateFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
-    def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
         path = _locate(ctx, args.path).shown
         data = _bounded(args.content, path)
         with _workspace(ctx, path) as (root_fd, rel):
@@ -222,8 +216,8 @@ class CreateFileTool(Tool[CreateFileInput]):
         plan = _WritePlan(path, data, None, f"created {path}", diff)
         return Prepared(diff, "write", paths=(path,), state=plan)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return await _execute_write(_plan(prepared, _WritePlan), ctx)
+    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(prepared.state, ctx)
 
 
 def _bounded(content: str, path: str) -> bytes:
@@ -233,13 +227,13 @@ def _bounded(content: str, path: str) -> bytes:
     return data
 
 
-class ReplaceFileTool(Tool[ReplaceFileInput]):
+class ReplaceFileTool(Tool[ReplaceFileInput, _WritePlan]):
     name = "replace_file"
     description = "Replace a whole existing file; prefer edit_file for small changes."
     input_model = ReplaceFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
-    def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
         where = _locate(ctx, args.path)
         refuse_protected(where.rel)
         path = where.shown
@@ -253,22 +247,22 @@ class ReplaceFileTool(Tool[ReplaceFileInput]):
         plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}", diff, before=text)
         return Prepared(diff, "write", paths=(path,), state=plan)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        return await _execute_write(_plan(prepared, _WritePlan), ctx)
+    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(prepared.state, ctx)
 
 
-class ListDirectoryTool(Tool[ListDirectoryInput]):
+class ListDirectoryTool(Tool[ListDirectoryInput, str]):
     name = "list_directory"
     description = "List a directory."
     input_model = ListDirectoryInput
     metadata = ToolMetadata(effect="read")
 
-    def prepare(self, args: ListDirectoryInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: ListDirectoryInput, ctx: ToolContext) -> Prepared[str]:
         path = _locate(ctx, args.path).shown
         return Prepared(f"list {path}", "read", state=path)
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        path: str = _plan(prepared, str)
+    async def execute(self, prepared: Prepared[str], ctx: ToolContext) -> ToolOutput:
+        path = prepared.state
 
         def listing() -> ToolOutput:
             with _workspace(ctx, path) as (root_fd, rel):
@@ -281,19 +275,19 @@ class ListDirectoryTool(Tool[ListDirectoryInput]):
         return await asyncio.to_thread(listing)
 
 
-class SearchRegexTool(Tool[SearchRegexInput]):
+class SearchRegexTool(Tool[SearchRegexInput, SearchRegexInput]):
     name = "search_regex"
     description = "Python regex per line; skips git-ignored files."
     input_model = SearchRegexInput
     metadata = ToolMetadata(effect="read")
 
-    def prepare(self, args: SearchRegexInput, ctx: ToolContext) -> Prepared:
+    def prepare(self, args: SearchRegexInput, ctx: ToolContext) -> Prepared[SearchRegexInput]:
         compile_pattern(args.pattern)
         path = _locate(ctx, args.path).shown
         return Prepared(f"search {path} for {args.pattern!r}", "read", state=args.model_copy(update={"path": path}))
 
-    async def execute(self, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        args: SearchRegexInput = _plan(prepared, SearchRegexInput)
+    async def execute(self, prepared: Prepared[SearchRegexInput], ctx: ToolContext) -> ToolOutput:
+        args = prepared.state
 
         cancel = threading.Event()
 
