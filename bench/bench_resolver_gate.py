@@ -33,6 +33,7 @@ OBJECTIVES = (
     "write a regression test for issue 42: empty strings crash the parser",
     "test_api is flaky on CI; find out why",
     "add type hints to utils.py",
+    "Result has no get(): add Result.get(key, default=None) returning the default when missing, with tests and docs",
 )
 
 

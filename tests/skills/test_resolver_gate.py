@@ -47,4 +47,6 @@ def test_the_built_in_skills_meet_the_requests_they_are_for(tmp_path: Path) -> N
     assert "code-review" in names("review this change")
     assert "debug-failing-test" in names("fix the failing date parser test")
     assert "regression-test" in names("write a regression test for issue 42")
+    assert "debug-failing-test" in names("test_api is flaky on CI; find out why")
     assert names("add type hints to utils.py") == set()
+    assert names("add Result.get(key, default=None), the default when it is missing, with tests and docs") == set()
