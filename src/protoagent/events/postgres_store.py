@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from protoagent.errors import ConfigError, SessionLoadError
 from protoagent.events.session_lease import AdvisoryLease, SessionRunning
-from protoagent.events.store import SessionSummary, check_loaded, event_from_row
+from protoagent.events.store import DatabaseStore, SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
     return len(MIGRATIONS)
 
 
-class PostgresStore:
+class PostgresStore(DatabaseStore):
     """Session logs in a PostgreSQL database named by a ``postgresql://`` URL."""
 
     def __init__(self, url: str) -> None:
@@ -80,15 +80,6 @@ class PostgresStore:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def append(self, event: Event) -> None:
-        self.append_many((event,))
 
     def append_many(self, events: Sequence[Event]) -> None:
         """Append several events in one transaction: all of them or none."""

@@ -18,7 +18,7 @@ from protoagent.events.sqlite_damage import (
     open_checked,
     store_write_failed,
 )
-from protoagent.events.store import SessionSummary, check_loaded, event_from_row
+from protoagent.events.store import DatabaseStore, SessionSummary, check_loaded, event_from_row
 from protoagent.events.types import FORMAT_VERSION, Event
 
 _BUSY_TIMEOUT_S = 5.0
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
-class SQLiteStore:
+class SQLiteStore(DatabaseStore):
     """Session logs in one SQLite database. Each append (or ``append_many`` batch) is one
     transaction, so a process killed mid-append leaves every earlier event whole and loadable."""
 
@@ -82,15 +82,6 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def append(self, event: Event) -> None:
-        self.append_many((event,))
 
     def append_many(self, events: Sequence[Event]) -> None:
         """Store ``events`` (in order) in one transaction: all of them or none."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, Self
 
 from protoagent.errors import SessionLoadError
 from protoagent.events.catalog import validate_payload
@@ -91,6 +91,26 @@ def event_from_row(session_id: str, row: Sequence[object]) -> Event:
     return Event.model_construct(
         seq=seq, session_id=session_id, time=time, type=type_, turn=turn, step=step, agent=agent, payload=payload
     )
+
+
+class DatabaseStore:
+    """What the database stores share: ``with store:`` closes the store, and ``append`` is an
+    ``append_many`` of one event (one transaction)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def append_many(self, events: Sequence[Event]) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, event: Event) -> None:
+        self.append_many((event,))
 
 
 class MemoryStore:
