@@ -32,8 +32,6 @@ TESTER_TOOLS = BUILTIN[TESTER].tools
 REVIEW_NOTE = "If a criterion no check measures remains, one closing review request follows that verify."
 """How a run with ``review_criteria`` ends (``workflow.closing``): told only to a lead that has it."""
 
-__all__ = ["BATCHING", "CONVERSATION_PROMPT", "REVIEW_NOTE", "architect", "coder", "for_surface", "tester"]
-
 
 def with_review(prompt: str, tools: Sequence[str]) -> str:
     """The lead's prompt, told of the closing review request when its tools include ``review_criteria``."""
