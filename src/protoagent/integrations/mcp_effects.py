@@ -63,8 +63,3 @@ def _names(name: str, data: dict[str, Any], arguments: dict[str, Any]) -> tuple[
 def diagnostics_notes(events: Iterable[Event]) -> list[str]:
     """The MCP file problems a run recorded, as report notes."""
     return [f"MCP: {line}" for _, found in facts(events, McpDiagnostics) for line in found.diagnostics]
-
-
-def describe_effect(effect: dict[str, Any]) -> str:
-    """One line of the text report."""
-    return f"{effect['server']}/{effect['tool']} {effect['arguments_summary']} ({effect['status']})"

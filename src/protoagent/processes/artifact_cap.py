@@ -120,11 +120,6 @@ class CappedOutput:
         return self._size
 
     @property
-    def write_failure(self) -> str | None:
-        """Why the artifact file could not be written (``No space left on device``); None if it could."""
-        return self._failure
-
-    @property
     def on_disk(self) -> bool:
         """Whether the artifact file exists."""
         return self._memory is None
