@@ -151,6 +151,31 @@ def test_a_definition_the_lead_looked_up_is_handed_to_the_coder_who_edits_it_wit
     assert run.model.remaining == 0
 
 
+def test_a_coder_called_in_the_testers_turn_gets_its_cases_and_a_later_one_does_not(tmp_path: Path) -> None:
+    cases = "Case: count([]) is 0; case: count(['a']) is 1."
+    same_turn = {
+        "role": "architect",
+        "tool_calls": [
+            {"name": "tester", "arguments": {"task": "propose cases for count in app.py"}},
+            {"name": "coder", "arguments": {"task": "count in app.py returns len(rows); add the Tester's cases"}},
+        ],
+    }
+    turns = [
+        same_turn,
+        say(cases, "tester"),
+        say("Nothing to do.", "coder"),
+        call("coder", "architect", task="count in app.py: check again"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
+    first, second = run.requests("coder")[0], run.requests("coder")[-1]
+    assert "Tester's proposals" in _shown(first) and "count([]) is 0" in _shown(first)
+    assert "Tester's proposals" not in _shown(second)
+    architect = _shown(run.requests("architect")[1])
+    assert "count([]) is 0" in architect  # the lead still gets the advice as the tool result
+
+
 def test_a_file_is_named_by_its_path_its_name_or_a_path_ending_in_it_but_not_by_a_longer_name() -> None:
     span = SourceSpan("src/pkg/util.py", 1, 2, 2, "r", UTIL)
     other = SourceSpan("src/pkg/app.py", 1, 2, 10, "r", APP)

@@ -41,7 +41,8 @@ ARCHITECT_PROMPT = (
     "You are the Architect of a coding task. Read the source you need. "
     "Call plan_task only to narrow scope or checks. "
     "Give Coder one focused edit assignment with coder(task); use tester(task) for behaviour changes "
-    "if offered. Workers run no commands; run final checks with run_check(check_id, phase='verify'). "
+    "if offered (tester then coder in one turn hands Coder the Tester's cases). "
+    "Workers run no commands; run final checks with run_check(check_id, phase='verify'). "
     "Reports are advice; only check receipts prove a change. A passing verify of every selected check ends "
     "the run; with no checks, end with a short summary."
 )

@@ -13,7 +13,7 @@ from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import ARCHITECT
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
-from protoagent.events.catalog import ToolEnded
+from protoagent.events.catalog import ModelRequested, ToolEnded
 from protoagent.events.types import Event
 from protoagent.models.types import ActionMode, ModelRequest
 from protoagent.skills.session_skills import preload_member
@@ -119,13 +119,15 @@ class WorkerRunner:
         loop = AgentLoop(self.session, agent=role, role=preset, budget=self.budget, history_from=start)
         return loop, assignment
 
-    def _packet(self, task: str, window_turns: int | None = None) -> str | None:
+    def _packet(self, task: str, window_turns: int | None = None, advice: str | None = None) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
-        read that the task names (current revisions only) and, for Coder, the size of its work
-        window."""
+        read that the task names (current revisions only), advice its lead has not seen yet and,
+        for Coder, the size of its work window."""
         events, root = self.session.log.events, self.session.root
         spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], assignment=task)
         parts = [render_spans(spans, stale)]
+        if advice:
+            parts.append(f"Tester's proposals from this same turn of the Architect (advice, not evidence):\n{advice}")
         if window_turns is not None:
             parts.append(
                 f"This work window has {window_turns} model turns. Apply the edits first, then call report_task."
@@ -134,9 +136,10 @@ class WorkerRunner:
 
     async def run_coder(self, task: str) -> WorkerOutcome:
         log = self.session.log
+        advice = self._advice_the_lead_has_not_seen("tester")
         loop, assignment = self._assignment("coder", task, self._role("coder", roles.coder))
         self.board.new_inference()
-        loop.start_turn(assignment, context=self._packet(task, loop.role.max_steps))
+        loop.start_turn(assignment, context=self._packet(task, loop.role.max_steps, advice))
         outcome = await self._windows(loop)
         outcome = replace(outcome, changes=file_changes(log.events, "coder", self.assignments["coder"]))
         loop.end_turn(
@@ -159,6 +162,17 @@ class WorkerRunner:
             agent="coder",
         )
         return outcome
+
+    def _advice_the_lead_has_not_seen(self, role: str) -> str | None:
+        """``role``'s advice when it ran in the lead's current turn (no lead request since its
+        assignment began), so a Coder called in the same turn as the Tester gets its cases;
+        ``None`` once the lead has seen it (then the lead's own assignment carries what it kept)."""
+        start = self.assignments.get(role)
+        if start is None:
+            return None
+        if any(e.agent == ARCHITECT and e.fact(ModelRequested) is not None for e in self.session.log.events[start:]):
+            return None
+        return self._advice(role)
 
     def _unresolved(self, role: str) -> bool:
         return any(r.role == role for r in self.board.record.unresolved_reports)
