@@ -8,7 +8,7 @@ from pathlib import Path
 
 from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
-from protoagent.workflow.packets import SourceSpan, named_spans
+from protoagent.workflow.packets import SourceSpan, named_spans, render_together
 
 from .support import call, run_workflow, say, sha
 
@@ -170,8 +170,8 @@ def test_a_coder_called_in_the_testers_turn_gets_its_cases_and_a_later_one_does_
     ]
     run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
     first, second = run.requests("coder")[0], run.requests("coder")[-1]
-    assert "Tester's proposals" in _shown(first) and "count([]) is 0" in _shown(first)
-    assert "Tester's proposals" not in _shown(second)
+    assert "What the Tester wrote" in _shown(first) and _shown(first).count("count([]) is 0") == 1
+    assert "What the Tester wrote" not in _shown(second)
     architect = _shown(run.requests("architect")[1])
     assert "count([]) is 0" in architect  # the lead still gets the advice as the tool result
 
@@ -182,3 +182,21 @@ def test_a_file_is_named_by_its_path_its_name_or_a_path_ending_in_it_but_not_by_
     for text in ("edit src/pkg/util.py", "edit util.py.", "edit pkg/util.py now"):
         assert named_spans([span, other], text) == [span], text
     assert named_spans([span, other], "edit myutil.py and util.pyc") == [span, other]  # names neither: both
+
+
+def test_an_assignment_naming_a_line_of_a_named_file_carries_that_span_beside_the_symbol_it_names() -> None:
+    first = SourceSpan("pkg/enc.py", 49, 50, 54, "r", "def int_to_bytes(num):\n    return pack(num).rstrip(b'0')\n")
+    second = SourceSpan("pkg/enc.py", 53, 54, 54, "r", "def bytes_to_int(data):\n    return unpack(data.ljust(8))\n")
+    task = "In pkg/enc.py: line 50 _int_to_bytes(num).rstrip -> lstrip; bytes_to_int: ljust -> rjust"
+    assert named_spans([first, second], task) == [first, second]
+    assert named_spans([first, second], "In pkg/enc.py bytes_to_int: ljust -> rjust") == [second]
+    assert named_spans([first, second], "line 50 of other.py") == [first, second]  # names neither: both
+
+
+def test_spans_shown_together_never_call_a_shown_line_not_shown() -> None:
+    first = SourceSpan("pkg/enc.py", 49, 50, 54, "r", "a\nb\n")
+    second = SourceSpan("pkg/enc.py", 53, 54, 54, "r", "c\nd\n")
+    shown = render_together([first, second])
+    assert "[shown up to line 50; lines 51-52 are not shown]" in shown
+    assert "lines 51-54" not in shown
+    assert "[shown up to line 50; lines 51-54 are not shown]" in render_together([first])

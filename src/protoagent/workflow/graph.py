@@ -34,6 +34,7 @@ from protoagent.workflow.evidence import (
     leaves_old_failures,
     names_a_test,
     outside_task,
+    seeks_fix,
 )
 from protoagent.workflow.localized import (
     LOCALIZED_BUDGETS,
@@ -375,6 +376,10 @@ def _measured(result: CheckResult, objective: str) -> str:
     if fix:
         head += f"; failing tests to fix: {shown_tests(fix)}"
     if old:
-        head += f"; already failing before the change (leave them): {shown_tests(old)}"
+        # A bug report's own failing tests predate the change: leave them only when the objective
+        # names the tests it is about or seeks no fix.
+        named = any(names_a_test(objective, t) for t in result.failed_tests)
+        advice = " (leave them)" if named or not seeks_fix(objective) else " (fix them if they are this task's bug)"
+        head += f"; already failing before the change{advice}: {shown_tests(old)}"
     lines = [head, *(line for line in header[1:] if not line.startswith("failing tests: "))]
     return "\n".join([*lines, body] if body else lines)

@@ -22,7 +22,7 @@ from protoagent.events.queries import tool_results
 from protoagent.events.types import Event
 from protoagent.repair.localize import localize
 from protoagent.tools.base import Profile
-from protoagent.workflow.packets import LOCALIZED_EVENT, SourceSpan, SpanBudget
+from protoagent.workflow.packets import LOCALIZED_EVENT, SourceSpan, SpanBudget, render_together
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span
@@ -80,7 +80,7 @@ def render_localized(spans: Sequence[SourceSpan]) -> str:
     """The context section for the spans; empty when there are none."""
     if not spans:
         return ""
-    return "\n".join([LOCALIZED_HEADER, *(s.render() for s in spans)])
+    return "\n".join([LOCALIZED_HEADER, render_together(spans)])
 
 
 def _read_span(root: Path, path: str, start: int, end: int, max_chars: int) -> SourceSpan | None:

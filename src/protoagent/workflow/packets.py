@@ -5,9 +5,10 @@ A span counts as read by the Architect when its ``read_file`` showed it (or a ``
 definition answer, which shows a definition's lines as ``read_file`` does), or when the harness
 showed it in the Architect's context (``source.localized``: the source a failing baseline
 points at), so the Coder can edit those lines without reading them again. An assignment names a
-span when it names a function or class the span defines, or the span's file (then every span of
-that file, unless the assignment names a symbol that one of them defines); an assignment that
-names none of them carries them all, since its lead left the choice to the worker."""
+span when it names a function or class the span defines or the span's file and one of its lines
+("line 50"), or the span's file alone (then every span of that file, unless the assignment names
+one of them as above); an assignment that names none of them carries them all, since its lead
+left the choice to the worker."""
 
 from __future__ import annotations
 
@@ -72,16 +73,18 @@ class SourceSpan:
     """When the span stops inside a construct (a function or class that goes on past
     ``end_line``), what it is and where it ends; else empty."""
 
-    def render(self) -> str:
+    def render(self, next_shown: int | None = None) -> str:
         where = f"{self.path} lines {self.start_line}-{self.end_line} of {self.total_lines}"
-        return f"--- {where}; revision {self.revision}\n" + self.content.rstrip("\n") + self.continuation()
+        return f"--- {where}; revision {self.revision}\n" + self.content.rstrip("\n") + self.continuation(next_shown)
 
-    def continuation(self) -> str:
-        """The line that ends a span with more of its file after it: where it stops, that more
-        exists, and (when it stops mid-construct) which construct and where that ends."""
-        if self.end_line >= self.total_lines:
+    def continuation(self, next_shown: int | None = None) -> str:
+        """The line that ends a span with more of its file after it: where it stops, which lines
+        are not shown (up to ``next_shown``, the first line of the file's next span shown beside
+        it), and (when it stops mid-construct) which construct and where that ends."""
+        last = self.total_lines if next_shown is None else min(self.total_lines, next_shown - 1)
+        if self.end_line >= last:
             return ""
-        rest = f"lines {self.end_line + 1}-{self.total_lines} are not shown"
+        rest = f"lines {self.end_line + 1}-{last} are not shown"
         cut = f"; it stops inside {self.cut}: read the rest before editing it" if self.cut else ""
         return f"\n[shown up to line {self.end_line}; {rest}{cut}]"
 
@@ -141,10 +144,29 @@ def named_spans(spans: Sequence[SourceSpan], assignment: str) -> list[SourceSpan
     when it names none."""
     if not assignment.strip():
         return list(spans)
-    by_symbol = [s for s in spans if any(_names_word(assignment, name) for name in _DEFINES.findall(s.content))]
+    lines = _named_lines(assignment)
+    by_symbol = [
+        s
+        for s in spans
+        if any(_names_word(assignment, name) for name in _DEFINES.findall(s.content))
+        or (_names_path(assignment, s.path) and any(s.start_line <= n <= s.end_line for n in lines))
+    ]
     symbol_files = {s.path for s in by_symbol}
     chosen = [s for s in spans if s in by_symbol or (s.path not in symbol_files and _names_path(assignment, s.path))]
     return chosen or list(spans)
+
+
+_LINE_REFERENCE = re.compile(r"\blines?\s+(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.I)
+
+
+def _named_lines(text: str) -> set[int]:
+    """The line numbers ``text`` refers to ("line 50", "lines 49-54")."""
+    named: set[int] = set()
+    for match in _LINE_REFERENCE.finditer(text):
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        named.update(range(first, min(last, first + 500) + 1))
+    return named
 
 
 def _names_word(text: str, word: str) -> bool:
@@ -158,12 +180,23 @@ def _names_path(text: str, path: str) -> bool:
     return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w/-])", text) is not None for n in names)
 
 
+def render_together(spans: Sequence[SourceSpan]) -> str:
+    """``spans`` shown in one message: a span's continuation counts only the lines up to the next
+    span of its file shown there, so no shown line is called not shown."""
+
+    def next_shown(span: SourceSpan) -> int | None:
+        later = [s.start_line for s in spans if s.path == span.path and s.start_line > span.end_line]
+        return min(later, default=None)
+
+    return "\n".join(span.render(next_shown(span)) for span in spans)
+
+
 def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
     """The assignment's view of what its caller already read; empty when there is nothing."""
     parts = []
     if spans:
         parts.append("Source the Architect already read, unchanged since (no need to read these lines again):")
-        parts.extend(s.render() for s in spans)
+        parts.append(render_together(spans))
     if stale:
         parts.append("Left out because the file changed since it was read: " + ", ".join(stale))
     return "\n".join(parts)

@@ -127,7 +127,7 @@ class WorkerRunner:
         spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], assignment=task)
         parts = [render_spans(spans, stale)]
         if advice:
-            parts.append(f"Tester's proposals from this same turn of the Architect (advice, not evidence):\n{advice}")
+            parts.append(f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}")
         if window_turns is not None:
             parts.append(
                 f"This work window has {window_turns} model turns. Apply the edits first, then call report_task."
@@ -164,15 +164,19 @@ class WorkerRunner:
         return outcome
 
     def _advice_the_lead_has_not_seen(self, role: str) -> str | None:
-        """``role``'s advice when it ran in the lead's current turn (no lead request since its
-        assignment began), so a Coder called in the same turn as the Tester gets its cases;
-        ``None`` once the lead has seen it (then the lead's own assignment carries what it kept)."""
+        """What ``role`` wrote beside its report when it ran in the lead's current turn (no lead
+        request since its assignment began), so a Coder called in the same turn as the Tester gets
+        its cases (its report reaches the Coder in the task record); ``None`` once the lead has
+        seen it (then the lead's own assignment carries what it kept) or when it wrote nothing more."""
         start = self.assignments.get(role)
-        if start is None:
+        events = self.session.log.events
+        if start is None or any(e.agent == ARCHITECT and e.fact(ModelRequested) is not None for e in events[start:]):
             return None
-        if any(e.agent == ARCHITECT and e.fact(ModelRequested) is not None for e in self.session.log.events[start:]):
+        report = recorded_report(events, role, start)
+        said = [m for m in worker_messages(events, role, start) if report is None or m != report.summary.strip()]
+        if not said:
             return None
-        return self._advice(role)
+        return render_advice(role, None, said, ADVICE_CHARS[self.profile])
 
     def _unresolved(self, role: str) -> bool:
         return any(r.role == role for r in self.board.record.unresolved_reports)
