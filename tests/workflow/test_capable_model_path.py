@@ -115,7 +115,7 @@ def test_coder_assignment_carries_the_localized_source_with_its_revision(tmp_pat
     run = run_workflow(tmp_path, OBJECTIVE, [*turns, _edit_and_report()])
     assert _requests(run) == ["architect", "coder"]
     coder = _shown(run.model.requests[1])
-    assert "Source the Architect already read, unchanged since" in coder
+    assert "Source already read in this task, unchanged since" in coder
     assert f"--- dates.py lines 4-6 of 6; revision {sha(BUGGY)}" in coder
     assert run.ended("edit_file")[0].payload["status"] == "ok"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
-from protoagent.workflow.packets import SourceSpan, named_spans, render_together
+from protoagent.workflow.packets import SourceSpan, focused_on, named_spans, render_together
 
 from .support import call, run_workflow, say, sha
 
@@ -176,6 +176,21 @@ def test_a_coder_called_in_the_testers_turn_gets_its_cases_and_a_later_one_does_
     assert "count([]) is 0" in architect  # the lead still gets the advice as the tool result
 
 
+def test_what_the_tester_read_reaches_the_coder_without_a_read(tmp_path: Path) -> None:
+    turns = [
+        call("tester", "architect", task="propose cases for count in app.py"),
+        call("read_file", "tester", path="test_app.py"),
+        call("report_task", "tester", status="done", summary="add a case to test_app.py"),
+        say("done", "tester"),
+        call("coder", "architect", task="add a count case to test_app.py"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
+    coder = _shown(run.requests("coder")[0])
+    assert "Source already read in this task" in coder and "--- test_app.py lines 1-6 of 6" in coder
+
+
 def test_a_file_is_named_by_its_path_its_name_or_a_path_ending_in_it_but_not_by_a_longer_name() -> None:
     span = SourceSpan("src/pkg/util.py", 1, 2, 2, "r", UTIL)
     other = SourceSpan("src/pkg/app.py", 1, 2, 10, "r", APP)
@@ -200,3 +215,13 @@ def test_spans_shown_together_never_call_a_shown_line_not_shown() -> None:
     assert "[shown up to line 50; lines 51-52 are not shown]" in shown
     assert "lines 51-54" not in shown
     assert "[shown up to line 50; lines 51-54 are not shown]" in render_together([first])
+
+
+def test_a_read_cut_to_the_budget_keeps_the_definition_the_assignment_names() -> None:
+    body = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(60))
+    span = SourceSpan("mod.py", 1, 240, 240, "r", body)
+    focused = focused_on(span, "in mod.py make f50 return x - 50")
+    assert focused.start_line == 201 and focused.content.startswith("def f50(x):")
+    assert focused_on(span, "in mod.py make f0 return x") == span  # already first: whole span
+    assert focused_on(span, "rename g") == span  # points at none of its lines
+    assert focused_on(span, "in mod.py, line 121: return x - 30").start_line == 121

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -100,16 +100,21 @@ class SourceSpan:
 
 
 def read_spans(
-    events: Sequence[Event], root: Path, budget: SpanBudget, *, agent: str = ARCHITECT, assignment: str = ""
+    events: Sequence[Event],
+    root: Path,
+    budget: SpanBudget,
+    *,
+    agents: Collection[str] = (ARCHITECT,),
+    assignment: str = "",
 ) -> tuple[tuple[SourceSpan, ...], tuple[str, ...]]:
-    """The spans ``agent`` read whose files are unchanged since and that ``assignment`` names
+    """The spans ``agents`` read whose files are unchanged since and that ``assignment`` names
     (all of them when it is empty or names none), most recent first (localized spans in their
     ranked order), within ``budget``; and the named paths of reads left out because their file
     changed since."""
     unchanged: list[SourceSpan] = []
     stale: list[str] = []
     current: dict[str, tuple[str, bytes] | None] = {}
-    for span in (span for event in reversed(events) for span in _spans_of(event, agent)):
+    for span in (span for event in reversed(events) for span in _spans_of(event, agents)):
         if _covered(span, unchanged):
             continue
         if span.path not in current:
@@ -127,6 +132,8 @@ def read_spans(
     lines, chars = budget.lines, budget.chars
     for span in chosen:
         fitted = _fitted(span, lines, chars) if lines > 0 and chars > 0 else None
+        if fitted is not None and fitted.end_line < span.end_line:  # cut: keep what the task points at
+            fitted = _fitted(focused_on(span, assignment), lines, chars) or fitted
         now = current[span.path]
         if fitted is not None and now is not None:
             spans.append(replace(fitted, cut=open_construct(span.path, now[1], fitted.end_line)))
@@ -195,17 +202,17 @@ def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
     """The assignment's view of what its caller already read; empty when there is nothing."""
     parts = []
     if spans:
-        parts.append("Source the Architect already read, unchanged since (no need to read these lines again):")
+        parts.append("Source already read in this task, unchanged since (no need to read these lines again):")
         parts.append(render_together(spans))
     if stale:
         parts.append("Left out because the file changed since it was read: " + ", ".join(stale))
     return "\n".join(parts)
 
 
-def _spans_of(event: Event, agent: str) -> list[SourceSpan]:
+def _spans_of(event: Event, agents: Collection[str]) -> list[SourceSpan]:
     """The source ``event`` showed ``agent``: an ok ``read_file`` result or the harness's
     localized source."""
-    if event.agent != agent:
+    if event.agent not in agents:
         return []
     if (localized := event.fact(SourceLocalized)) is not None:
         return [s for s in map(_span_from, localized.spans) if s is not None]
@@ -231,6 +238,21 @@ def _span_from(data: dict[str, Any]) -> SourceSpan | None:
 def _covered(span: SourceSpan, kept: Sequence[SourceSpan]) -> bool:
     """A more recent kept read of the same file already shows these lines."""
     return any(k.path == span.path and k.start_line <= span.start_line and span.end_line <= k.end_line for k in kept)
+
+
+def focused_on(span: SourceSpan, assignment: str) -> SourceSpan:
+    """``span`` from the first line the assignment points at (a definition of a symbol it names,
+    or a line it names), so a cut keeps the part the worker was sent for; the whole span when
+    it points at none of its lines or at the first."""
+    named = _named_lines(assignment) if _names_path(assignment, span.path) else set()
+    lines = span.content.splitlines(keepends=True)
+    for offset, line in enumerate(lines):
+        header = _DEFINES.match(line)
+        if (header is not None and _names_word(assignment, header.group(1))) or span.start_line + offset in named:
+            if offset == 0:
+                return span
+            return replace(span, start_line=span.start_line + offset, content="".join(lines[offset:]))
+    return span
 
 
 def _fitted(span: SourceSpan, max_lines: int, max_chars: int) -> SourceSpan | None:

@@ -10,7 +10,7 @@ from typing import Literal
 from protoagent.agents.compile import EffectiveAgent
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
-from protoagent.agents.profiles import ARCHITECT
+from protoagent.agents.profiles import ARCHITECT, EXPLORER, TESTER
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.catalog import ModelRequested, ToolEnded
@@ -124,7 +124,8 @@ class WorkerRunner:
         read that the task names (current revisions only), advice its lead has not seen yet and,
         for Coder, the size of its work window."""
         events, root = self.session.log.events, self.session.root
-        spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], assignment=task)
+        readers = (ARCHITECT, TESTER, EXPLORER)  # the lead and its read-only workers
+        spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], agents=readers, assignment=task)
         parts = [render_spans(spans, stale)]
         if advice:
             parts.append(f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}")
