@@ -21,8 +21,13 @@ Method
    copy of its library with its own failing test, and run with the bug's own objective (as a
    user would write it), guided repair on. Fixed and verified as above (the bench's own
    ``python -m pytest``); a report that says verified while that pytest fails is printed as
-   DISHONEST and counted. ``--validate`` only checks that every test passes on the released
-   library and fails with its bug planted.
+   DISHONEST and counted. After the run has ended (the harness never sees it) the bench writes
+   the bug's ``holdout`` test (other inputs of the same behaviour, as a careful maintainer would
+   write them) next to the package, runs it with its own ``python -m pytest`` and removes it;
+   a fix that passes the bug's test but not the holdout overfits it. It also prints whether
+   every planted file now equals the released one. ``--validate`` only checks that every test
+   passes on the released library and fails with its bug planted, and that every holdout passes
+   on the released library.
 
 Every run has its own ``PROTOAGENT_HOME`` (session store) in the temporary folder. Seconds are
 wall-clock per run, model load included; the load average is printed first (the figures move
@@ -66,6 +71,11 @@ class Outcome:
     seconds: float
     status: str
     note: str
+    holdout: bool | None = None  # the bench's held-out test passes after the run (None: not judged)
+    released: bool | None = None  # every planted file equals the released one after the run
+
+
+Judge = Callable[[Path], tuple[bool, bool]]
 
 
 def run_once(
@@ -75,8 +85,12 @@ def run_once(
     env: dict[str, str],
     limit: float,
     check: list[str],
+    judge: Judge | None = None,
 ) -> Outcome:
-    """One run on a fresh copy: ``source`` is a folder to copy, or makes the copy itself."""
+    """One run on a fresh copy: ``source`` is a folder to copy, or makes the copy itself.
+
+    ``judge`` looks at the copy after the run has ended: (held-out test passes, files as released).
+    """
     with tempfile.TemporaryDirectory(prefix="bench-repair-") as folder:
         work = Path(folder) / name
         if isinstance(source, Path):
@@ -109,6 +123,9 @@ def run_once(
         )
         if reported and not passes:
             outcome = replace(outcome, note=f"DISHONEST: reported verified but the tests fail; {outcome.note}")
+        if judge is not None:
+            holdout, released = judge(work)
+            outcome = replace(outcome, holdout=holdout, released=released)
         return outcome
 
 
@@ -128,7 +145,11 @@ def show(outcome: Outcome) -> None:
     mark = "fixed+verified" if outcome.fixed else "not fixed"
     load = f"load {os.getloadavg()[0]:4.1f}"
     timing = f"{outcome.seconds:6.1f} s  {load}"
-    print(f"  {outcome.name:<22} {mark:<15} {timing}  {outcome.status:<10} {outcome.note}", flush=True)
+    judged = ""
+    if outcome.holdout is not None:
+        judged = f"{'holdout ok' if outcome.holdout else 'holdout FAILS':<13} "
+        judged += f"{'= released' if outcome.released else 'differs':<10} "
+    print(f"  {outcome.name:<22} {mark:<15} {timing}  {judged}{outcome.status:<10} {outcome.note}", flush=True)
 
 
 def bench_bugs(names: list[str], modes: list[str], limit: float) -> None:
@@ -164,9 +185,30 @@ def plant(bug: dict[str, object], work: Path, planted: bool = True) -> None:
     (work / f"test_{bug['name']}.py").write_text(str(bug["test"]), encoding="utf-8")
 
 
+def judge(bug: dict[str, object], work: Path) -> tuple[bool, bool]:
+    """After the run: the bug's holdout test passes in ``work``, and its planted files are as released.
+
+    The holdout is written only now, run with the bench's own pytest on that file alone, and removed.
+    """
+    held = work / f"test_{bug['name']}_holdout.py"
+    held.write_text(str(bug["holdout"]), encoding="utf-8")
+    try:
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", held.name]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        passes = subprocess.run(argv, cwd=work, env=env, capture_output=True, check=False).returncode == 0
+    finally:
+        held.unlink()
+    paths = {str(edit["path"]) for edit in bug["plant"]}  # type: ignore[attr-defined]
+    library = REAL / "libs"
+    released = all((work / p).is_file() and (work / p).read_bytes() == (library / p).read_bytes() for p in paths)
+    return passes, released
+
+
 def validate(bugs: list[dict[str, object]]) -> None:
-    """Each test passes on the library as released and fails with the bug planted."""
+    """Each test passes on the library as released and fails with the bug planted; each holdout
+    passes on the library as released."""
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    broken = 0
     for bug in bugs:
         verdicts = []
         for planted in (False, True):
@@ -174,8 +216,17 @@ def validate(bugs: list[dict[str, object]]) -> None:
                 work = Path(folder) / str(bug["name"])
                 plant(bug, work, planted)
                 verdicts.append(subprocess.run(pytest, cwd=work, capture_output=True, check=False).returncode)
-        ok = verdicts[0] == 0 and verdicts[1] != 0
-        print(f"  {bug['name']:<22} {'ok' if ok else 'BROKEN'} (released: rc {verdicts[0]}, planted: rc {verdicts[1]})")
+                if not planted:
+                    holdout, _ = judge(bug, work)
+        ok = verdicts[0] == 0 and verdicts[1] != 0 and holdout
+        broken += not ok
+        held = "passes" if holdout else "FAILS"
+        print(
+            f"  {bug['name']:<22} {'ok' if ok else 'BROKEN'} (released: rc {verdicts[0]}, planted: rc {verdicts[1]}, "
+            f"holdout on released: {held})"
+        )
+    if broken:
+        raise SystemExit(f"{broken} of {len(bugs)} bugs are broken: fix their test or holdout in bugs.json")
 
 
 def bench_real(bugs: list[dict[str, object]], limit: float) -> None:
@@ -185,13 +236,20 @@ def bench_real(bugs: list[dict[str, object]], limit: float) -> None:
     for bug in bugs:
         label = f"{bug['name']} ({bug['library']}, {bug['kind']})"
         env = {"PROTOAGENT_GUIDED_REPAIR": "on"}
-        outcome = run_once(str(bug["name"]), functools.partial(plant, bug), str(bug["objective"]), env, limit, pytest)
+        source = functools.partial(plant, bug)
+        outcome = run_once(
+            str(bug["name"]), source, str(bug["objective"]), env, limit, pytest, functools.partial(judge, bug)
+        )
         show(replace(outcome, name=label[:60]))
         outcomes.append(outcome)
     fixed = sum(o.fixed for o in outcomes)
+    held = sum(o.fixed and bool(o.holdout) for o in outcomes)
+    released = sum(o.fixed and bool(o.released) for o in outcomes)
     dishonest = sum(o.note.startswith("DISHONEST") for o in outcomes)
     times = ", ".join(f"{o.seconds:.0f}" for o in outcomes if o.fixed)
     print(f"  => real bugs: {fixed}/{len(outcomes)} fixed and verified; {dishonest} dishonest reports")
+    print(f"     fixed and verified and also passes the held-out test: {held}/{len(outcomes)}")
+    print(f"     fixed and verified with every planted file equal to the released one: {released}/{len(outcomes)}")
     print(f"     fix times (s): {times or '-'}; longest run {max((o.seconds for o in outcomes), default=0):.1f} s\n")
 
 
