@@ -61,12 +61,18 @@ def worker_messages(events: Sequence[Event], agent: str, after_seq: int = 0) -> 
     return [m.text.strip() for _, m in facts(events, ModelCompleted, agent=agent, after=after_seq) if m.text.strip()]
 
 
+def render_written(messages: Sequence[str], limit: int) -> str:
+    """What a worker wrote, bounded to ``limit`` characters (the most recent kept, a cut said)."""
+    said = "\n\n".join(messages)
+    if len(said) > limit:
+        said = f"[... {len(said) - limit} characters of its earlier messages cut ...]\n" + said[-limit:]
+    return said
+
+
 def render_advice(role: str, report: WorkerReport | None, messages: Sequence[str], limit: int) -> str:
     """A read-only worker's conclusion as its lead sees it: what it wrote (bounded to ``limit``
     characters, the most recent kept, a cut said) and then its report; advice, not evidence."""
-    said = "\n\n".join(m for m in messages if report is None or m != report.summary.strip())
-    if len(said) > limit:
-        said = f"[... {len(said) - limit} characters of its earlier messages cut ...]\n" + said[-limit:]
+    said = render_written([m for m in messages if report is None or m != report.summary.strip()], limit)
     if report is None:
         return f"{role} answered without a report:\n{said}" if said else f"{role} made no report"
     parts = [f"{role} wrote:\n{said}"] if said else []

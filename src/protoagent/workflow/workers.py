@@ -28,6 +28,7 @@ from protoagent.workflow.reports import (
     file_changes,
     recorded_report,
     render_advice,
+    render_written,
     worker_messages,
 )
 from protoagent.workflow.signals import Reported, WorkerTurnLimit
@@ -177,7 +178,7 @@ class WorkerRunner:
         said = [m for m in worker_messages(events, role, start) if report is None or m != report.summary.strip()]
         if not said:
             return None
-        return render_advice(role, None, said, ADVICE_CHARS[self.profile])
+        return render_written(said, ADVICE_CHARS[self.profile])
 
     def _unresolved(self, role: str) -> bool:
         return any(r.role == role for r in self.board.record.unresolved_reports)
