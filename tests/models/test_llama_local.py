@@ -173,17 +173,17 @@ def action_prompt(text: str) -> tuple[Any, list[int], list[str], Any]:
 
 
 @pytest.mark.parametrize(
-    ("prompt", "max_tokens"),
-    [
-        ("Read the file src/app.py.", 200),
-        ("List the files in the tests folder.", 200),
-        ("Run the command: ls -la", 200),
-        ("What is 2 + 2? Answer directly, no tools needed.", 200),
-        ("Say hello. Do not use any tool.", 200),
-        ("Read the file src/app.py.", 9),
+    ("top", "prompt", "max_tokens"),
+    [  # Each prompt under one top set, each top set over a tool call, a plain answer and a cut reply.
+        ("best few", "List the files in the tests folder.", 200),
+        ("best few", "Say hello. Do not use any tool.", 200),
+        ("best few", "Read the file src/app.py.", 9),
+        ("whole vocabulary", "Read the file src/app.py.", 200),
+        ("whole vocabulary", "Run the command: ls -la", 200),
+        ("whole vocabulary", "What is 2 + 2? Answer directly, no tools needed.", 200),
+        ("whole vocabulary", "Read the file src/app.py.", 9),
     ],
 )
-@pytest.mark.parametrize("top", ["best few", "whole vocabulary"])
 def test_lazy_grammar_decoding_matches_create_completion(
     prompt: str, max_tokens: int, top: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
