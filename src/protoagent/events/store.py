@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self
@@ -93,15 +94,15 @@ def event_from_row(session_id: str, row: Sequence[object]) -> Event:
     )
 
 
-class DatabaseStore:
+class DatabaseStore(ABC):
     """What the database stores share: ``with store:`` closes the store, and ``append`` is an
     ``append_many`` of one event (one transaction)."""
 
-    def close(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def close(self) -> None: ...
 
-    def append_many(self, events: Sequence[Event]) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def append_many(self, events: Sequence[Event]) -> None: ...
 
     def __enter__(self) -> Self:
         return self
