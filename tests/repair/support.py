@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from protoagent.testing import make_repo
+from protoagent.events import Event, MemoryStore
+from protoagent.testing import ScriptedModel, make_repo
+from protoagent.workflow.contract import Surface
+from protoagent.workflow.run import RunOptions, RunReport, run_task
 
 PRICES = '''"""Prices with tax."""
 
@@ -58,3 +63,30 @@ def pytest_output(root: Path) -> str:
 def unittest_output(root: Path) -> str:
     argv = [sys.executable, "-m", "unittest", "discover", "-s", ".", "-p", "test*.py", "-q"]
     return subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False).stderr
+
+
+def small_run(
+    tmp_path: Path, objective: str, turns: Sequence[Mapping[str, Any]], surface: Surface | None = "editing"
+) -> tuple[RunReport, list[Event], Path]:
+    """A small-profile run of ``objective`` on the date repository, scripted ``turns`` standing
+    where the model stands: its report, its log and the repository."""
+    root = repo(tmp_path, DATE_REPO, git=True)
+    store = MemoryStore()
+    options = RunOptions(
+        repo=root,
+        model="scripted:inline",
+        store=store,
+        approval="auto",
+        surface=surface,
+        provider=ScriptedModel.from_lines(turns),
+        profile="small",
+        tester=False,
+        artifacts_root=tmp_path / "artifacts",
+        data_home=tmp_path / "home",
+    )
+    report = asyncio.run(run_task(objective, options))
+    return report, store.load(report.session_id), root
+
+
+def ended(events: Sequence[Event], tool: str) -> list[Event]:
+    return [e for e in events if e.type == "tool.ended" and e.payload["tool"] == tool]

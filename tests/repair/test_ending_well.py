@@ -4,21 +4,16 @@ request. The scripted model stands where the model stands."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from protoagent.events import Event, MemoryStore
 from protoagent.repair.candidates import REPAIR_AGENT
-from protoagent.testing import ScriptedModel
-from protoagent.workflow.contract import Surface, classify
-from protoagent.workflow.run import RunOptions, RunReport, run_task
+from protoagent.workflow.contract import classify
 
-from .support import DATE_REPO, DATES, repo
+from .support import DATES, ended, small_run
 
 OLD = "    return int(year), int(day), int(month)"
 RIGHT = "    return int(year), int(month), int(day)"
@@ -38,31 +33,6 @@ def candidate(new: str) -> dict[str, Any]:
 
 def call(name: str, role: str, **arguments: Any) -> dict[str, Any]:
     return {"role": role, "tool_calls": [{"name": name, "arguments": arguments, "id": ""}]}
-
-
-def small_run(
-    tmp_path: Path, objective: str, turns: Sequence[Mapping[str, Any]], surface: Surface | None = "editing"
-) -> tuple[RunReport, list[Event], Path]:
-    root = repo(tmp_path, DATE_REPO, git=True)
-    store = MemoryStore()
-    options = RunOptions(
-        repo=root,
-        model="scripted:inline",
-        store=store,
-        approval="auto",
-        surface=surface,
-        provider=ScriptedModel.from_lines(turns),
-        profile="small",
-        tester=False,
-        artifacts_root=tmp_path / "artifacts",
-        data_home=tmp_path / "home",
-    )
-    report = asyncio.run(run_task(objective, options))
-    return report, store.load(report.session_id), root
-
-
-def ended(events: Sequence[Event], tool: str) -> list[Event]:
-    return [e for e in events if e.type == "tool.ended" and e.payload["tool"] == tool]
 
 
 def test_a_small_profile_coder_may_not_create_a_file_the_task_does_not_name(

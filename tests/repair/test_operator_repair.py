@@ -8,17 +8,14 @@ import sys
 from pathlib import Path
 
 from protoagent.checks.types import CheckSpec
-from protoagent.events import MemoryStore
 from protoagent.processes.runner import ProcessRegistry
 from protoagent.processes.sandbox import select_sandbox
 from protoagent.repair.localize import SourceFunction
 from protoagent.repair.operators import line_candidates, parts, pools
 from protoagent.repair.scratch import ScratchWorkspace
 from protoagent.repair.trace import executed_lines
-from protoagent.testing import ScriptedModel
-from protoagent.workflow.run import RunOptions, run_task
 
-from .support import DATE_REPO, DATES, repo
+from .support import DATES, ended, repo, small_run
 
 OLD = "    return int(year), int(day), int(month)"
 RIGHT = "    return int(year), int(month), int(day)"
@@ -32,28 +29,13 @@ BRANCHES = """def label(n):
 
 
 def test_a_bug_report_is_fixed_by_an_operator_at_a_traced_line_with_no_model_candidate(tmp_path: Path) -> None:
-    root = repo(tmp_path, DATE_REPO, git=True)
-    store = MemoryStore()
-    options = RunOptions(
-        repo=root,
-        model="scripted:inline",
-        store=store,
-        approval="auto",
-        surface=None,
-        provider=ScriptedModel.from_lines([]),  # the model proposes nothing
-        profile="small",
-        tester=False,
-        artifacts_root=tmp_path / "artifacts",
-        data_home=tmp_path / "home",
-    )
     objective = "parse_date('2024-03-15') returns (2024, 15, 3) instead of (2024, 3, 15)"
-    report = asyncio.run(run_task(objective, options))
-    events = store.load(report.session_id)
+    report, events, root = small_run(tmp_path, objective, [], surface=None)  # the model proposes nothing
     tried = [e.payload for e in events if e.type == "repair.candidate"]
     assert tried and tried[-1]["passed"] and [t["passed"] for t in tried[:-1]] == [False] * (len(tried) - 1)
     assert {t["line"] for t in tried} <= {6, 7}  # only the lines the failing test ran
     assert tried[-1]["new"] == RIGHT
-    [edit] = [e for e in events if e.type == "tool.ended" and e.payload["tool"] == "edit_file"]
+    [edit] = ended(events, "edit_file")
     assert (edit.agent, edit.payload["status"]) == ("coder", "ok")
     assert (root / "dates.py").read_text() == DATES.replace(OLD, RIGHT)
     # The tests the repair fixed support a bug report that has no verb.
