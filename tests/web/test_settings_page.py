@@ -62,7 +62,8 @@ def test_settings_page_edits_an_agent_in_form_and_raw_sets_skill_preferences_and
         assert "Review very carefully." in agent_file.read_text() and "x-team: docs" in agent_file.read_text()
         assert "Review very carefully." in (page.locator("#agent-effective").text_content() or "")
 
-        page.uncheck("input[aria-label='tidy coding']")
+        with page.expect_response(lambda r: r.url.split("?")[0].endswith("/preferences") and r.request.method == "PUT"):
+            page.uncheck("input[aria-label='tidy coding']")
         page.wait_for_function(
             "() => !document.querySelector(\"input[aria-label='tidy coding']\").checked"
             " && document.querySelector(\"input[aria-label='tidy work']\").checked"
