@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from protoagent.agents.catalog import load_catalog
 from protoagent.agents.compile import compile_agent_config
+from protoagent.agents.roster import load_catalog
 from protoagent.events import MemoryStore, SessionLog, new_session_id
 from protoagent.hooks.workspace_instructions import WorkspaceInstructionsHook
 from protoagent.models.types import ModelRequest

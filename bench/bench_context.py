@@ -220,13 +220,13 @@ def embedded_counter() -> tuple[str, TokenCounter] | None:
     try:
         import llama_cpp
 
-        from protoagent.models import catalog
+        from protoagent.models import installed
     except ImportError:
         return None
-    model = catalog.default_embedded()
-    if not catalog.embedded_status(model).installed:
+    model = installed.default_embedded()
+    if not installed.embedded_status(model).installed:
         return None
-    path = catalog.embedded_gguf_path(model)
+    path = installed.embedded_gguf_path(model)
     llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
 
     class EmbeddedCounter:

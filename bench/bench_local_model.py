@@ -2,7 +2,7 @@
 
 Method
 ------
-The model is found through ``protoagent.models.catalog`` (``--model ALIAS|PATH.gguf``; default:
+The model is found through ``protoagent.models.installed`` (``--model ALIAS|PATH.gguf``; default:
 the embedded default) and built with ``llama_local.from_spec``, so the context window is the
 one ``local`` would use. Every request is a small-profile Coder request: the compact protocol
 hook over the six real workspace tools (``WORKSPACE_TOOLS``), JSON action mode, temperature 0.
@@ -76,7 +76,7 @@ from pydantic import BaseModel, ValidationError
 from protoagent.agents.loop import INVALID_ACTION_FEEDBACK
 from protoagent.errors import ConfigError, LimitExceeded
 from protoagent.hooks.compact_protocol import CompactProtocolHook
-from protoagent.models import catalog
+from protoagent.models import installed
 from protoagent.models.json_actions import action_schema, json_mode_system, parse_action, render_history
 from protoagent.models.llama_engine import LoadedModel, Prompt, cached_prefix, load_model, render_prompt
 from protoagent.models.llama_local import LlamaLocalProvider, chat_messages, from_spec
@@ -587,7 +587,7 @@ def main() -> int:
     parser.add_argument("--demo-seeds", type=int, default=3, help="demo runs with this build (0: none)")
     args = parser.parse_args()
     if not args.model:
-        print(f"embedded default: {catalog.default_embedded().title}")
+        print(f"embedded default: {installed.default_embedded().title}")
     try:
         provider = from_spec(args.model, ModelConfig())
     except ConfigError as error:

@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from protoagent.models import catalog, llama_engine
+from protoagent.models import installed, llama_engine
 from protoagent.models.llama_local import LlamaLocalProvider
 from protoagent.models.local_client import LocalWorker
 from protoagent.models.local_probe import probe
@@ -152,7 +152,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=400)
     args = parser.parse_args()
-    path = catalog.embedded_gguf_path(catalog.default_embedded())
+    path = installed.embedded_gguf_path(installed.default_embedded())
     provider = LlamaLocalProvider(path, model=path.name, n_ctx=4096)
     print(f"model {path.name}, context window {provider.n_ctx}")
     probe_times(provider)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from tests.app.support import agent_file, snapshot
 
-from protoagent.agents.catalog import load_catalog
 from protoagent.agents.definition import parse_agent, split_agent_text
+from protoagent.agents.roster import load_catalog
 from protoagent.errors import ConfigError
 
 REVIEWER = """\

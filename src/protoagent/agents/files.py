@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from protoagent.agents.catalog import PROJECT_AGENTS, USER_AGENTS
 from protoagent.agents.definition import (
     APP_MODES,
     NAME_PATTERN,
@@ -27,6 +26,7 @@ from protoagent.agents.definition import (
     split_agent_text,
 )
 from protoagent.agents.profiles import profile_for
+from protoagent.agents.roster import PROJECT_AGENTS, USER_AGENTS
 from protoagent.atomic_files import replace_file
 from protoagent.errors import ConfigError
 from protoagent.workspace.confined import is_confined_dir, read_confined

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from protoagent.agents.profiles import COMMAND_TOOLS, READ_TOOLS, WRITE_TOOLS
 from protoagent.errors import ConfigError
+from protoagent.models.profile import PromptProfile
 from protoagent.models.types import ActionMode
-from protoagent.tools.base import Profile
 
 CODING_PROMPT = (
     "You are ProtoAgent, a careful coding agent working in a real repository. "
@@ -31,7 +31,7 @@ class Preset:
     tools: tuple[str, ...]
     max_steps: int = 30
     """Model calls allowed in one turn before the turn ends with a limit."""
-    profile: Profile = "standard"
+    profile: PromptProfile = "standard"
     action_mode: ActionMode = "native"
     hooks: tuple[str, ...] = ()
     """Names of before-model hooks to mount (resolved by the session builder)."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protoagent.agents.catalog import AgentCatalog, AgentProblem, load_catalog, read_agent_file
 from protoagent.agents.compile import EffectiveAgent, compile_agent_config
 from protoagent.agents.definition import AppMode
+from protoagent.agents.roster import AgentProblem, AgentRoster, load_catalog, read_agent_file
 from protoagent.agents.trust import AgentTrust, widening_fields
 from protoagent.errors import ConfigError
 from protoagent.settings import disabled_agents, set_agent
@@ -28,7 +28,7 @@ def agent_listing(mode: AppMode | None, repo: Path | None, home: Path | None) ->
     return {"agents": _rows(catalog, mode, home), "diagnostics": diagnostics(catalog)}
 
 
-def diagnostics(catalog: AgentCatalog) -> list[dict[str, str]]:
+def diagnostics(catalog: AgentRoster) -> list[dict[str, str]]:
     errors = [{"path": str(p.path), "problem": str(p), "severity": "error"} for p in catalog.problems]
     notes = [
         {"path": str(d.path), "problem": line, "severity": "warning"} for d in catalog.definitions for line in d.ignored
@@ -36,7 +36,7 @@ def diagnostics(catalog: AgentCatalog) -> list[dict[str, str]]:
     return errors + notes
 
 
-def _rows(catalog: AgentCatalog, mode: AppMode | None, home: Path | None) -> list[dict[str, Any]]:
+def _rows(catalog: AgentRoster, mode: AppMode | None, home: Path | None) -> list[dict[str, Any]]:
     off = disabled_agents(home)
     rows = []
     for definition in catalog.in_mode(mode):

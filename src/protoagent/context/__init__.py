@@ -9,8 +9,8 @@ from protoagent.context.admission import (
     admit_request,
 )
 from protoagent.context.compaction import Compactor, plan_compaction, summary_budget
+from protoagent.context.projected import recovery_for, render_receipt
 from protoagent.context.projection import ProjectionSettings, ProjectionState, project_request, settings_for
-from protoagent.context.receipts import recovery_for, render_receipt
 from protoagent.context.tokens import (
     EstimatingCounter,
     ProviderCounter,

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from protoagent.context.record_view import TASK_RECORD_MARK, record_message, update_message
 from protoagent.context.tokens import TokenCounter, estimate_request, message_tokens, output_reserve_for
 from protoagent.errors import LimitExceeded
+from protoagent.models.profile import PromptProfile
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import Message, ModelRequest
-from protoagent.tools.base import Profile
 
 SMALL_PROFILE_WINDOW = 8192
 """Application admission cap for small profiles whose model window is unknown (not a measurement)."""
@@ -81,14 +81,14 @@ class _Unit:
         return self.end - self.start
 
 
-def admission_window(context_window: int | None, profile: Profile) -> int | None:
+def admission_window(context_window: int | None, profile: PromptProfile) -> int | None:
     """The configured window; 8192 for small profiles without one; ``None`` means no cap."""
     if context_window is not None:
         return context_window
     return SMALL_PROFILE_WINDOW if profile == "small" else None
 
 
-def window_for(config: ModelConfig, profile: Profile) -> int | None:
+def window_for(config: ModelConfig, profile: PromptProfile) -> int | None:
     return admission_window(config.context_window, profile)
 
 

@@ -15,7 +15,7 @@ Never projected:
 - the latest tool-call batch (the model has not seen it yet);
 - results of ``exact`` tools, skill results, results whose event data marks
   ``"multimodal": true``, results shorter than ``min_chars``;
-- results the agent could not get back (see ``protoagent.context.receipts``), and results
+- results the agent could not get back (see ``protoagent.context.projected``), and results
   without a recorded ``tool.ended`` event.
 
 Old reads of a file that changed since get a one-line stale marker (``context.staleness``); a
@@ -32,15 +32,16 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from protoagent.context.receipts import HEAD_CHARS, RECALL_TOOL, TAIL_CHARS, recovery_for, render_receipt
+from protoagent.context.projected import HEAD_CHARS, RECALL_TOOL, TAIL_CHARS, recovery_for, render_receipt
 from protoagent.context.rereads import ReadRange, covers, read_range, unchanged_receipt
 from protoagent.context.staleness import latest_revisions, mark_stale, stale_marker
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, message_tokens
 from protoagent.events.catalog import ToolEnded, TurnStarted
 from protoagent.events.queries import facts, last_fact
 from protoagent.events.types import Event
+from protoagent.models.profile import PromptProfile
 from protoagent.models.types import Message, ModelRequest
-from protoagent.tools.base import Observation, Profile, ToolMetadata
+from protoagent.tools.base import Observation, ToolMetadata
 
 SKILL_TOOLS = frozenset({"skill", "activate_skill"})
 """Skill results keep exact instructions through projection (spec: application-harness)."""
@@ -75,7 +76,7 @@ class ProjectionSettings:
 DEFAULT_SETTINGS = ProjectionSettings()
 
 
-def settings_for(profile: Profile, context_window: int | None = None) -> ProjectionSettings:
+def settings_for(profile: PromptProfile, context_window: int | None = None) -> ProjectionSettings:
     """The profile's history budget, never more than half of a known context window."""
     budget = SMALL_HISTORY_BUDGET if profile == "small" else STANDARD_HISTORY_BUDGET
     if context_window is not None:

@@ -11,10 +11,10 @@ from protoagent.context.tokens import EstimatingCounter, TokenCounter, counter_f
 from protoagent.events.types import Event
 from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.profile import PromptProfile
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
-from protoagent.tools.base import Profile
 
 ADMISSION_OWNER: HookOwner = "context-admission"
 
@@ -38,7 +38,7 @@ class ContextAdmissionHook:
         self,
         *,
         window: int | None = None,
-        profile: Profile = "standard",
+        profile: PromptProfile = "standard",
         counter: TokenCounter | None = None,
         task_record: TaskRecordSource | None = None,
         low_water: float = LOW_WATER,
@@ -62,7 +62,7 @@ class ContextAdmissionHook:
         cls,
         provider: object,
         config: ModelConfig,
-        profile: Profile,
+        profile: PromptProfile,
         task_record: TaskRecordSource | None = None,
     ) -> ContextAdmissionHook:
         """Count with the provider's tokenizer when it has one; use the configured window; the

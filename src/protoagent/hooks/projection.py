@@ -17,9 +17,10 @@ from protoagent.context.tokens import TokenCounter, counter_for
 from protoagent.events.types import Event
 from protoagent.hooks.order import HookOwner
 from protoagent.hooks.pipeline import HookRegistration
+from protoagent.models.profile import PromptProfile
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
-from protoagent.tools.base import AnyTool, Profile, ToolMetadata
+from protoagent.tools.base import AnyTool, ToolMetadata
 
 PROJECTION_OWNER: HookOwner = "tool-context-projection"
 
@@ -54,7 +55,7 @@ class ToolContextProjectionHook:
 
     @classmethod
     def for_provider(
-        cls, tools: Iterable[AnyTool], provider: object, config: ModelConfig, profile: Profile
+        cls, tools: Iterable[AnyTool], provider: object, config: ModelConfig, profile: PromptProfile
     ) -> ToolContextProjectionHook:
         """The profile's budget (capped by a known window), counted with the provider's tokenizer."""
         return cls.for_tools(tools, settings_for(profile, config.context_window), counter_for(provider))

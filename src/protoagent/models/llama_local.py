@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.errors import ConfigError, LimitExceeded, ProviderError
-from protoagent.models import catalog
+from protoagent.models import installed
 from protoagent.models.json_actions import (
     FinalTextStream,
     action_schema,
@@ -158,16 +158,16 @@ class LlamaLocalProvider:
 def resolve_gguf(rest: str, config: ModelConfig) -> tuple[Path, str]:
     """The GGUF file and model name a ``local[:ALIAS|:PATH]`` spec names."""
     if not rest:
-        model = catalog.default_embedded()
-        return catalog.embedded_gguf_path(model), model.alias
-    embedded = catalog.find_embedded(rest)
+        model = installed.default_embedded()
+        return installed.embedded_gguf_path(model), model.alias
+    embedded = installed.find_embedded(rest)
     if embedded is not None:
-        return catalog.embedded_gguf_path(embedded), embedded.alias
+        return installed.embedded_gguf_path(embedded), embedded.alias
     path = Path(rest).expanduser()
     if not path.is_absolute() and config.base_dir is not None:
         path = config.base_dir / path
     if not path.is_file():
-        aliases = ", ".join(model.alias for model in catalog.EMBEDDED_MODELS)
+        aliases = ", ".join(model.alias for model in installed.EMBEDDED_MODELS)
         raise ConfigError(f"no GGUF file at {str(path)!r}; use 'local', 'local:PATH.gguf' or one of: {aliases}")
     return path, path.name
 
@@ -180,6 +180,6 @@ def from_spec(rest: str, config: ModelConfig) -> LlamaLocalProvider:
     path, name = resolve_gguf(rest, config)
     n_ctx = config.context_window
     if n_ctx is None:
-        trained = catalog.read_gguf_context_length(path)
-        n_ctx = min(catalog.FALLBACK_CONTEXT_WINDOW, trained or catalog.FALLBACK_CONTEXT_WINDOW)
+        trained = installed.read_gguf_context_length(path)
+        n_ctx = min(installed.FALLBACK_CONTEXT_WINDOW, trained or installed.FALLBACK_CONTEXT_WINDOW)
     return LlamaLocalProvider(path, model=name, n_ctx=n_ctx, max_output_tokens=config.max_output_tokens)

@@ -24,7 +24,7 @@ __all__ = [
     "probe_context_window",
 ]
 
-Profile = Literal["small", "standard"]
+PromptProfile = Literal["small", "standard"]
 ProfileRequest = Literal["auto", "small", "standard"]
 ActionMode = Literal["native", "json"]
 
@@ -49,7 +49,7 @@ class DetectsContextWindow(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ProfileChoice:
-    profile: Profile
+    profile: PromptProfile
     action_mode: ActionMode
     window: int | None
     """The detected (or configured) context window in tokens; None when unknown."""
@@ -79,7 +79,7 @@ def choose_profile(
     return ProfileChoice("standard", "native", window, why)
 
 
-def _mode(profile: Profile) -> ActionMode:
+def _mode(profile: PromptProfile) -> ActionMode:
     return "json" if profile == "small" else "native"
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from protoagent.models.declarations import declared_schema
+from protoagent.models.profile import PromptProfile
 from protoagent.models.types import ToolSchema
 from protoagent.tools.services import RunServices
 
@@ -20,7 +21,6 @@ Effect = Literal["none", "read", "write", "execute"]
 Observation = Literal["projectable", "revision_aware", "exact"]
 """How old results of the tool may be handled at the model boundary."""
 Presentation = Literal["generic", "terminal", "diff"]
-Profile = Literal["small", "standard"]
 
 InputT = TypeVar("InputT", bound=BaseModel)
 StateT = TypeVar("StateT", default=Any)
@@ -47,7 +47,7 @@ class ToolContext:
     root: Path
     """The selected workspace root (already resolved)."""
     agent_role: str = "main"
-    profile: Profile = "standard"
+    profile: PromptProfile = "standard"
     artifacts_dir: Path | None = None
     """Session-scoped folder for journals and large outputs."""
     services: RunServices = field(default_factory=RunServices)

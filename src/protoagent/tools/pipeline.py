@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
 from protoagent.excerpts import excerpt
+from protoagent.models.profile import PromptProfile
 from protoagent.models.tool_arguments import (
     PROBLEM_KEY,
     UNPARSED_KEY,
@@ -24,7 +25,7 @@ from protoagent.models.tool_arguments import (
 )
 from protoagent.models.types import ToolCall
 from protoagent.tools.approvals import EFFECTS_NEEDING_APPROVAL, ApprovalRequest, ApprovalService, Decision
-from protoagent.tools.base import AnyTool, Prepared, Profile, ToolContext, ToolOutput
+from protoagent.tools.base import AnyTool, Prepared, ToolContext, ToolOutput
 from protoagent.tools.cancellation import partial_output
 from protoagent.tools.registry import ToolRegistry
 from protoagent.tools.services import RunServices
@@ -70,7 +71,7 @@ class ToolEnvironment:
     root: Path
     artifacts_dir: Path | None = None
     services: RunServices = field(default_factory=RunServices)
-    profile: Profile = "standard"
+    profile: PromptProfile = "standard"
 
 
 @dataclass(slots=True)
@@ -111,7 +112,7 @@ class ToolPipeline:
         allowed: Sequence[str] | None = None,
         turn: int | None = None,
         step: int | None = None,
-        profile: Profile | None = None,
+        profile: PromptProfile | None = None,
     ) -> ToolResult:
         """Run one call to its result event. Never raises for anything the model did."""
         call = _bounded(call)
@@ -129,7 +130,7 @@ class ToolPipeline:
             self._cancelled(c, cancelled)
             raise
 
-    async def _run(self, c: _Call, allowed: Sequence[str] | None, profile: Profile | None) -> ToolResult:
+    async def _run(self, c: _Call, allowed: Sequence[str] | None, profile: PromptProfile | None) -> ToolResult:
         call, agent = c.call, c.agent
         try:
             tool, args = self._materialize(call, allowed)
@@ -248,7 +249,7 @@ class ToolPipeline:
                 denial = verdict
         return denial
 
-    def _context(self, call: ToolCall, agent: str, profile: Profile | None) -> ToolContext:
+    def _context(self, call: ToolCall, agent: str, profile: PromptProfile | None) -> ToolContext:
         env = self.env
         return ToolContext(
             self.log.session_id, call.id, env.root, agent, profile or env.profile, env.artifacts_dir, env.services

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from protoagent.agents.loop import DEFAULT_MODEL_CALLS
+from protoagent.models.profile import PromptProfile
 from protoagent.settings import environment
-from protoagent.tools.base import Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +44,13 @@ STANDARD_LIMITS = RunLimits(model_calls=DEFAULT_MODEL_CALLS, lead_steps=16, code
 SMALL_LIMITS = RunLimits(model_calls=24, lead_steps=8, coder_window_calls=5, coder_windows=2, seconds=100.0)
 
 
-def profile_limits(profile: Profile) -> RunLimits:
+def profile_limits(profile: PromptProfile) -> RunLimits:
     """The profile's own budgets, before a caller's or the environment's overrides."""
     return SMALL_LIMITS if profile == "small" else STANDARD_LIMITS
 
 
 def limits_for(
-    profile: Profile, max_model_calls: int | None = None, environ: Mapping[str, str] | None = None
+    profile: PromptProfile, max_model_calls: int | None = None, environ: Mapping[str, str] | None = None
 ) -> RunLimits:
     """The profile's budgets; a caller's ``max_model_calls``, ``PROTOAGENT_CODER_MAX_WINDOWS``
     (clamped to 1–3) and ``PROTOAGENT_RUN_SECONDS`` (0 for no time limit) override the

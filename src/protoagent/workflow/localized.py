@@ -20,14 +20,14 @@ from protoagent.errors import ToolRejected
 from protoagent.events.log import SessionLog
 from protoagent.events.queries import tool_results
 from protoagent.events.types import Event
+from protoagent.models.profile import PromptProfile
 from protoagent.repair.localize import localize
-from protoagent.tools.base import Profile
 from protoagent.workflow.packets import LOCALIZED_EVENT, SourceSpan, SpanBudget, render_together
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span
 
-LOCALIZED_BUDGETS: dict[Profile, SpanBudget] = {
+LOCALIZED_BUDGETS: dict[PromptProfile, SpanBudget] = {
     "standard": SpanBudget(lines=80, chars=4_000),
     "small": SpanBudget(lines=40, chars=2_000),
 }

@@ -26,7 +26,8 @@ from protoagent.agents.profiles import ARCHITECT, LEADS
 from protoagent.errors import ToolRejected
 from protoagent.events.catalog import SourceLocalized, ToolEnded
 from protoagent.events.types import Event
-from protoagent.tools.base import Prepared, Profile, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.models.profile import PromptProfile
+from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.task_tools import board_of
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.inputs import ReadFileInput
@@ -52,7 +53,7 @@ class SpanBudget:
     chars: int
 
 
-SPAN_BUDGETS: dict[Profile, SpanBudget] = {
+SPAN_BUDGETS: dict[PromptProfile, SpanBudget] = {
     "standard": SpanBudget(lines=200, chars=12_000),
     "small": SpanBudget(lines=60, chars=3_000),
 }

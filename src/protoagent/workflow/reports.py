@@ -12,11 +12,11 @@ from typing import cast
 from protoagent.events.catalog import ModelCompleted, RepairEnded
 from protoagent.events.queries import facts, last_fact, tool_results
 from protoagent.events.types import Event
-from protoagent.tools.base import Profile
+from protoagent.models.profile import PromptProfile
 from protoagent.workflow.facts import writes
 from protoagent.workflow.task import ReportStatus, WorkerReport
 
-ADVICE_CHARS: dict[Profile, int] = {"standard": 4000, "small": 1200}
+ADVICE_CHARS: dict[PromptProfile, int] = {"standard": 4000, "small": 1200}
 """How much of an advising worker's own messages its lead is shown (the most recent kept)."""
 
 

@@ -20,8 +20,8 @@ from protoagent.agents.profiles import (
     TESTER,
     VERIFIER,
 )
+from protoagent.models.profile import PromptProfile
 from protoagent.models.types import ActionMode
-from protoagent.tools.base import Profile
 from protoagent.workflow.contract import Surface
 from protoagent.workflow.limits import profile_limits
 
@@ -40,7 +40,7 @@ def with_review(prompt: str, tools: Sequence[str]) -> str:
     return f"{prompt.rstrip()} {REVIEW_NOTE}"
 
 
-def with_batching(name: str, prompt: str, profile: Profile, mode: ActionMode) -> str:
+def with_batching(name: str, prompt: str, profile: PromptProfile, mode: ActionMode) -> str:
     """The role's prompt, told that one turn may carry several sequential calls (standard profile)."""
     hint = BATCHING.get(name)
     if hint is None or profile == "small" or mode != "native" or hint in prompt:
@@ -48,11 +48,13 @@ def with_batching(name: str, prompt: str, profile: Profile, mode: ActionMode) ->
     return f"{prompt.rstrip()} {hint}"
 
 
-def _preset(name: str, prompt: str, tools: tuple[str, ...], steps: int, profile: Profile, mode: ActionMode) -> Preset:
+def _preset(
+    name: str, prompt: str, tools: tuple[str, ...], steps: int, profile: PromptProfile, mode: ActionMode
+) -> Preset:
     return Preset(name, prompt, tools, max_steps=steps, profile=profile, action_mode=mode)
 
 
-def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
+def architect(profile: PromptProfile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
     tools = ARCHITECT_TOOLS if tester_enabled else tuple(t for t in ARCHITECT_TOOLS if t != TESTER)
     if profile == "small":
         # A small model's review of a diff is no evidence worth a tool schema in an 8k window.
@@ -61,33 +63,33 @@ def architect(profile: Profile, mode: ActionMode, tester_enabled: bool = True) -
     return _preset(ARCHITECT, prompt, tools, profile_limits(profile).lead_steps, profile, mode)
 
 
-def coder(profile: Profile, mode: ActionMode) -> Preset:
+def coder(profile: PromptProfile, mode: ActionMode) -> Preset:
     """Coder's ``max_steps`` is one work window: the profile's ``coder_window_calls``."""
     prompt = with_batching(CODER, BUILTIN[CODER].prompt, profile, mode)
     return _preset(CODER, prompt, CODER_TOOLS, profile_limits(profile).coder_window_calls, profile, mode)
 
 
-def tester(profile: Profile, mode: ActionMode) -> Preset:
+def tester(profile: PromptProfile, mode: ActionMode) -> Preset:
     return _preset(TESTER, BUILTIN[TESTER].prompt, TESTER_TOOLS, profile_limits(profile).tester_steps, profile, mode)
 
 
-def question(profile: Profile, mode: ActionMode) -> Preset:
+def question(profile: PromptProfile, mode: ActionMode) -> Preset:
     """The question surface: Explorer's read-only prompt and tools under the lead."""
     explorer = BUILTIN[EXPLORER]
     return _preset("question", explorer.prompt, explorer.tools, profile_limits(profile).question_steps, profile, mode)
 
 
-def conversation(profile: Profile, mode: ActionMode) -> Preset:
+def conversation(profile: PromptProfile, mode: ActionMode) -> Preset:
     steps = profile_limits(profile).conversation_steps
     return _preset("conversation", CONVERSATION_PROMPT, (), steps, profile, mode)
 
 
-def verifier(profile: Profile, mode: ActionMode) -> Preset:
+def verifier(profile: PromptProfile, mode: ActionMode) -> Preset:
     verifier = BUILTIN[VERIFIER]
     return _preset(VERIFIER, verifier.prompt, verifier.tools, profile_limits(profile).verifier_steps, profile, mode)
 
 
-def for_surface(surface: Surface, profile: Profile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
+def for_surface(surface: Surface, profile: PromptProfile, mode: ActionMode, tester_enabled: bool = True) -> Preset:
     """The built-in role a Coding lead runs on ``surface`` (before its own config applies)."""
     match surface:
         case "conversation":

@@ -10,19 +10,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from protoagent.agents.catalog import load_catalog
 from protoagent.agents.compile import EffectiveAgent, compile_agent_config, select_lead, team_of
 from protoagent.agents.definition import AppMode
 from protoagent.agents.modes import SessionFacts, check_resume, new_workspace, session_facts
 from protoagent.agents.presets import Preset
 from protoagent.agents.profiles import ARCHITECT, ARCHITECT_TIER, SPECIALISED_MEMBERS
+from protoagent.agents.roster import load_catalog
 from protoagent.errors import ConfigError
 from protoagent.events.store import SessionStore
 from protoagent.hooks.compact_protocol import WorkerCard
+from protoagent.models.profile import PromptProfile
 from protoagent.settings import disabled_agents
 from protoagent.skills.discovery import load_skills
 from protoagent.skills.tool import SkillTool
-from protoagent.tools.base import AnyTool, Profile
+from protoagent.tools.base import AnyTool
 from protoagent.workflow.contract import Surface
 from protoagent.workflow.delegation import delegate_tools, worker_cards
 from protoagent.workflow.limits import profile_limits
@@ -129,7 +130,7 @@ def lead_role(team: RunTeam, role: Preset) -> Preset:
 
 
 def lead_on_surface(
-    name: str, surface: Surface, repo: Path, home: Path | None, profile: Profile = "standard"
+    name: str, surface: Surface, repo: Path, home: Path | None, profile: PromptProfile = "standard"
 ) -> EffectiveAgent:
     """What Coding lead ``name`` runs on ``surface``, composed as a run composes it (``lead_role``,
     plus the ``skill`` tool when the run would have skills): its tools and prompt there. Pure."""

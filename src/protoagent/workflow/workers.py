@@ -15,9 +15,10 @@ from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.catalog import ModelRequested, ToolEnded
 from protoagent.events.types import Event
+from protoagent.models.profile import PromptProfile
 from protoagent.models.types import ActionMode, ModelRequest
 from protoagent.skills.session_skills import preload_member
-from protoagent.tools.base import Profile, ToolContext
+from protoagent.tools.base import ToolContext
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.facts import writes
@@ -77,7 +78,7 @@ class WorkerRunner:
         session: AgentSession,
         board: TaskBoard,
         budget: Budget,
-        profile: Profile,
+        profile: PromptProfile,
         mode: ActionMode,
         max_windows: int = DEFAULT_WINDOWS,
         members: Sequence[EffectiveAgent] = (),
@@ -239,7 +240,7 @@ class WorkerRunner:
         report = recorded_report(events, role, start)
         return render_advice(role, report, worker_messages(events, role, start), ADVICE_CHARS[self.profile])
 
-    def _role(self, name: str, builtin: Callable[[Profile, ActionMode], Preset]) -> Preset:
+    def _role(self, name: str, builtin: Callable[[PromptProfile, ActionMode], Preset]) -> Preset:
         """The built-in worker role with the prompt and tools its compiled config gives."""
         preset = builtin(self.profile, self.mode)
         member = self.members.get(name)

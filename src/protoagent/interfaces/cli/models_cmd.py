@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from protoagent.models.catalog import catalog_report
+from protoagent.models.installed import catalog_report
 from protoagent.models.registry import provider_names
 
 EXIT_OK = 0

@@ -16,7 +16,7 @@ from protoagent.events.catalog import RunEnded, SessionCreated, SessionResumed
 from protoagent.events.queries import starts_run
 from protoagent.events.store import SessionStore, SessionSummary
 from protoagent.events.types import Event
-from protoagent.models.catalog import EMBEDDED_MODELS
+from protoagent.models.installed import EMBEDDED_MODELS
 from protoagent.models.registry import provider_names
 
 MAX_REPOSITORIES = 200

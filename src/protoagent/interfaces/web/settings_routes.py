@@ -26,10 +26,10 @@ from typing import Any, Literal
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
-from protoagent.agents.catalog import load_catalog
 from protoagent.agents.compile import compile_agent_config
 from protoagent.agents.definition import AppMode, split_agent_text
 from protoagent.agents.files import agent_location, delete_agent, form_text, read_text, write_agent
+from protoagent.agents.roster import load_catalog
 from protoagent.agents.service import agent_listing
 from protoagent.errors import ConfigError
 from protoagent.interfaces.web.requests import WebConfig, confine_repo

@@ -1,4 +1,4 @@
-"""The model catalog: GGUF header reading, embedded-model discovery, ``protoagent models``."""
+"""Installed models: GGUF header reading, embedded-model discovery, ``protoagent models``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from protoagent.interfaces.cli.models_cmd import models_command
-from protoagent.models import catalog
+from protoagent.models import installed
 from protoagent.models.registry import provider_names
 
 
@@ -52,7 +52,7 @@ def test_reads_context_length_of_the_declared_architecture(tmp_path: Path) -> No
             kv_u32("llama.context_length", 4096),
         ],
     )
-    assert catalog.read_gguf_context_length(path) == 4096
+    assert installed.read_gguf_context_length(path) == 4096
 
 
 @pytest.mark.parametrize(
@@ -62,25 +62,25 @@ def test_reads_context_length_of_the_declared_architecture(tmp_path: Path) -> No
 def test_unreadable_headers_give_none(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "bad.gguf"
     path.write_bytes(content)
-    assert catalog.read_gguf_context_length(path) is None
-    assert catalog.read_gguf_context_length(tmp_path / "missing.gguf") is None
+    assert installed.read_gguf_context_length(path) is None
+    assert installed.read_gguf_context_length(tmp_path / "missing.gguf") is None
 
 
 def test_header_without_the_key_gives_none(tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "m.gguf", [kv_string("general.architecture", "gemma3")])
-    assert catalog.read_gguf_context_length(path) is None
+    assert installed.read_gguf_context_length(path) is None
 
 
 def test_embedded_status_of_an_absent_package() -> None:
-    absent = catalog.EmbeddedModel("none", "None", "no-such-dist", "no_such_module_xyz", lambda _: None)
-    status = catalog.embedded_status(absent)
+    absent = installed.EmbeddedModel("none", "None", "no-such-dist", "no_such_module_xyz", lambda _: None)
+    status = installed.embedded_status(absent)
     assert (status.installed, status.path, status.context_window) == (False, None, None)
-    entry = catalog.embedded_entry(status)
-    assert entry["context_window"] == catalog.FALLBACK_CONTEXT_WINDOW
+    entry = installed.embedded_entry(status)
+    assert entry["context_window"] == installed.FALLBACK_CONTEXT_WINDOW
 
 
 def test_catalog_report_lists_every_registered_provider() -> None:
-    report = catalog.catalog_report(provider_names(), {"OPENAI_API_KEY": "sk-x"})
+    report = installed.catalog_report(provider_names(), {"OPENAI_API_KEY": "sk-x"})
     rows = {row["name"]: row for row in report["providers"]}  # type: ignore[attr-defined]
     assert set(rows) == set(provider_names())
     assert rows["openai"]["key_set"] is True
@@ -93,7 +93,7 @@ def test_models_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert models_command(as_json=True) == 0
     report = json.loads(capsys.readouterr().out)
     (default,) = [row for row in report["embedded_models"] if row["default"]]
-    assert default["alias"] == catalog.default_embedded().alias
+    assert default["alias"] == installed.default_embedded().alias
     if default["installed"]:
         assert Path(default["path"]).is_file()
         assert default["context_window"] == min(8192, default["trained_context"])
@@ -105,7 +105,7 @@ def test_models_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "default model: local" in out
     for name in provider_names():
         assert name in out
-    assert f"{catalog.default_embedded().alias} (default)" in out
+    assert f"{installed.default_embedded().alias} (default)" in out
 
 
 def test_models_command_imports_no_model_runtime() -> None:

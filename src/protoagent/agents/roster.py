@@ -36,7 +36,7 @@ class AgentProblem:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentCatalog:
+class AgentRoster:
     """The winning definition of every agent (project over user over built-in) and the problems."""
 
     definitions: tuple[AgentDefinition, ...]
@@ -94,7 +94,7 @@ def read_agent_file(path: Path, mode: AppMode, source: AgentSource) -> AgentDefi
     return parse_agent(text, path, mode, source, profile.role if profile is not None else "member")
 
 
-def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentCatalog:
+def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentRoster:
     """Every agent visible from ``repo`` for the user at ``home``; reads only, writes nothing."""
     winners: dict[tuple[AppMode, str], AgentDefinition] = {(p.mode, p.name): p for p in PROFILES}
     problems: list[AgentProblem] = []
@@ -124,7 +124,7 @@ def load_catalog(repo: Path | None = None, home: Path | None = None) -> AgentCat
         problem = model_problem(definition.model) if definition.model else None
         if problem is not None and definition.path is not None:
             problems.append(AgentProblem(definition.path, f"{definition.path}: {problem}"))
-    return AgentCatalog(kept, tuple(problems))
+    return AgentRoster(kept, tuple(problems))
 
 
 def _dangling_members(winners: dict[tuple[AppMode, str], AgentDefinition]) -> list[AgentProblem]:
