@@ -226,3 +226,21 @@ def test_a_read_cut_to_the_budget_keeps_the_definition_the_assignment_names() ->
     assert focused_on(span, "in mod.py make f0 return x") == span  # already first: whole span
     assert focused_on(span, "rename g") == span  # points at none of its lines
     assert focused_on(span, "in mod.py, line 121: return x - 30").start_line == 121
+
+
+def test_a_tester_assignment_names_the_test_modules_the_checks_run_those_sharing_its_words_first(
+    tmp_path: Path,
+) -> None:
+    files = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
+    turns = [
+        call("tester", "architect", task="propose cases for count in app.py"),
+        say("count should return len(rows).", "tester"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    tester = _shown(run.requests("tester")[0])
+    line = next(line for line in tester.splitlines() if line.startswith("Test modules the checks run"))
+    assert line.startswith("Test modules the checks run (3): ")
+    named = line.split(": ", 1)[1].rstrip(".").split(", ")
+    assert set(named[:2]) == {"test_app.py", "tests/test_count.py"} and named[2] == "tests/test_render.py"
+    assert "Test modules" not in _shown(run.requests("architect")[0])

@@ -38,7 +38,7 @@ DEFAULT_LEADS: dict[AppMode, str] = {"coding": ARCHITECT, "work": ASSISTANT}
 """The deterministic default lead of each mode (members that name no lead serve it)."""
 
 ARCHITECT_PROMPT = (
-    "You are the Architect of a coding task. Read the source you need. "
+    "You are the Architect of a coding task. Read the source you need, several files per reply. "
     "Call plan_task only to narrow scope or checks. "
     "Give Coder one focused edit assignment with coder(task); use tester(task) for behaviour changes "
     "if offered (tester then coder in one turn hands Coder the Tester's cases). "
@@ -54,8 +54,8 @@ CODER_PROMPT = (
     "report_task(status='needs_context', missing_paths=[...])."
 )
 TESTER_PROMPT = (
-    "You are Tester. Read the code and tests, propose regression cases and which existing check ids "
-    "cover them. You cannot write files or run commands. End with report_task."
+    "You are Tester. Read the code and tests you need in one reply (several calls), then propose regression "
+    "cases and which existing check ids cover them. You cannot write files or run commands. End with report_task."
 )
 EXPLORER_PROMPT = (
     "You are Explorer: read-only source discovery. Find the files, symbols and lines that matter with "

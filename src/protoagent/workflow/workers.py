@@ -34,6 +34,7 @@ from protoagent.workflow.reports import (
 )
 from protoagent.workflow.signals import Reported, WorkerTurnLimit
 from protoagent.workflow.task import WorkerReport
+from protoagent.workflow.test_files import test_files_note
 from protoagent.workspace.confined import digest_regular
 
 ENDED_AFTER_EDIT = "window_ended_after_edit"
@@ -121,14 +122,18 @@ class WorkerRunner:
         loop = AgentLoop(self.session, agent=role, role=preset, budget=self.budget, history_from=start)
         return loop, assignment
 
-    def _packet(self, task: str, window_turns: int | None = None, advice: str | None = None) -> str | None:
+    def _packet(
+        self, task: str, window_turns: int | None = None, advice: str | None = None, tests: bool = False
+    ) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
-        read that the task names (current revisions only), advice its lead has not seen yet and,
-        for Coder, the size of its work window."""
+        read that the task names (current revisions only), advice its lead has not seen yet, for
+        Tester the test modules the checks run and, for Coder, the size of its work window."""
         events, root = self.session.log.events, self.session.root
         readers = (ARCHITECT, TESTER, EXPLORER)  # the lead and its read-only workers
         spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], agents=readers, assignment=task)
         parts = [render_spans(spans, stale)]
+        if tests:
+            parts.append(test_files_note(self.session.services.checks, task) or "")
         if advice:
             parts.append(f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}")
         if window_turns is not None:
@@ -230,7 +235,7 @@ class WorkerRunner:
     async def run_tester(self, task: str) -> str:
         log = self.session.log
         loop, assignment = self._assignment("tester", task, self._role("tester", roles.tester))
-        outcome = await loop.run_turn(assignment, context=self._packet(task))
+        outcome = await loop.run_turn(assignment, context=self._packet(task, tests=True))
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
         return self._advice("tester")
 

@@ -1,0 +1,43 @@
+"""Which test modules a Tester is pointed to: the ones the run's checks discovered, those whose
+names share a word with the assignment first, so the Tester can read the right one in its first
+request instead of listing folders to find it."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from protoagent.checks.python_suites import is_test_file
+from protoagent.checks.types import CheckPlan
+
+MAX_NAMED = 8
+"""Test modules named at most; the rest are counted."""
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower().replace("_", " ")) if len(w) > 2 and w != "test"}
+
+
+def ranked_test_files(plan: CheckPlan, assignment: str) -> list[str]:
+    """The plan's test modules, those sharing a word with ``assignment`` first (most shared words
+    first), otherwise in discovery order."""
+    modules = [path for path in plan.dependency_files if is_test_file(os.path.basename(path))]
+    wanted = _words(assignment)
+    shared = {path: len(_words(os.path.splitext(path)[0]) & wanted) for path in modules}
+    return sorted(modules, key=lambda path: -shared[path])
+
+
+def test_files_note(plan: CheckPlan | None, assignment: str) -> str | None:
+    """One line naming the test modules the checks run, or ``None`` when discovery found none."""
+    if plan is None:
+        return None
+    modules = ranked_test_files(plan, assignment)
+    if not modules:
+        return None
+    named = ", ".join(modules[:MAX_NAMED])
+    rest = len(modules) - MAX_NAMED
+    more = f" and {rest} more" if rest > 0 else ""
+    if plan.dependency_files_truncated:
+        more += " (discovery stopped at its file limit: there may be others)"
+    return f"Test modules the checks run ({len(modules)}): {named}{more}."
