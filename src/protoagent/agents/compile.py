@@ -13,6 +13,7 @@ from protoagent.agents.definition import AgentDefinition, AgentRole, AgentSource
 from protoagent.agents.profiles import DEFAULT_LEADS, INTERNAL_MEMBERS, base_of, profile_for
 from protoagent.agents.roster import AgentRoster
 from protoagent.errors import ConfigError
+from protoagent.json_form import json_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,22 +43,7 @@ class EffectiveAgent:
     """The file's own prompt text, added to the built-in prompt of whichever surface a lead runs."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.agent_id,
-            "name": self.name,
-            "mode": self.mode,
-            "role": self.role,
-            "lead": self.lead,
-            "description": self.description,
-            "model": self.model,
-            "tools": list(self.tools),
-            "skills": list(self.skills),
-            "mcp_servers": list(self.mcp_servers),
-            "prompt": self.prompt,
-            "source": self.source,
-            "path": str(self.path) if self.path is not None else None,
-            "ignored": list(self.ignored),
-        }
+        return json_form(self, rename={"agent_id": "id"}, omit=("model_file", "instructions"))
 
 
 def compile_agent_config(definition: AgentDefinition) -> EffectiveAgent:

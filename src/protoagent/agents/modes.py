@@ -16,6 +16,7 @@ from protoagent.agents.profiles import DEFAULT_LEADS
 from protoagent.errors import ConfigError
 from protoagent.events.catalog import SessionCreated
 from protoagent.events.types import Event
+from protoagent.json_form import json_form, json_value
 
 WORKSPACES = "workspaces"
 """Folder under the data home holding Work sessions' workspaces."""
@@ -38,13 +39,7 @@ class SessionFacts:
         return (self.root, *self.extra_roots)
 
     def to_json(self) -> dict[str, str | list[str]]:
-        return {
-            "session_id": self.session_id,
-            "mode": self.mode,
-            "lead": self.lead,
-            "root": str(self.root),
-            "roots": [str(r) for r in self.roots],
-        }
+        return {**json_form(self, omit=("extra_roots",)), "roots": json_value(self.roots)}
 
 
 def session_facts(session_id: str, events: Sequence[Event]) -> SessionFacts:

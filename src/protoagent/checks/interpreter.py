@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from protoagent.checks.executables import is_executable_file
+from protoagent.json_form import json_form
 
 InterpreterSource = Literal["project-venv", "active-env", "user-path", "none"]
 
@@ -43,7 +44,7 @@ class Interpreter:
 
     def to_json(self) -> dict[str, str]:
         """Plain JSON-ready dict."""
-        return {"path": self.path, "source": self.source, "reason": self.reason}
+        return json_form(self)
 
 
 def select_interpreter(

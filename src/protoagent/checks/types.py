@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from protoagent.json_form import json_form
+
 CheckSource = Literal["config", "discovery", "bootstrap"]
 """Where a check came from: the owner's project.json, static discovery, or the fixed bootstrap runner."""
 
@@ -47,16 +49,7 @@ class CheckSpec:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict; ``runner_unavailable`` is always present (``None`` when available)."""
-        return {
-            "id": self.id,
-            "argv": list(self.argv),
-            "cwd": self.cwd,
-            "env": dict(self.env),
-            "paths": list(self.paths),
-            "reason": self.reason,
-            "source": self.source,
-            "runner_unavailable": self.runner_unavailable,
-        }
+        return json_form(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +86,4 @@ class CheckPlan:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the whole plan."""
-        return {
-            "checks": [check.to_json() for check in self.checks],
-            "bootstrap_checks": list(self.bootstrap_checks),
-            "config_path": self.config_path,
-            "dependency_files": list(self.dependency_files),
-            "dependency_files_truncated": self.dependency_files_truncated,
-            "notes": list(self.notes),
-        }
+        return json_form(self)

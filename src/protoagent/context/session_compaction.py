@@ -19,6 +19,7 @@ from protoagent.events.catalog import ContextCompacted
 from protoagent.events.log import SessionLog
 from protoagent.events.session_lease import claim_session
 from protoagent.events.store import SessionStore
+from protoagent.json_form import json_form
 from protoagent.models.profile import choose_profile
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.registry import ModelConfig, resolve_model
@@ -41,16 +42,7 @@ class CompactResult:
     summary: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "compacted": self.compacted,
-            "reason": self.reason,
-            "method": self.method,
-            "turns": list(self.turns),
-            "replaced_tokens": self.replaced_tokens,
-            "summary_tokens": self.summary_tokens,
-            "summary": self.summary,
-        }
+        return json_form(self)
 
 
 async def compact_session(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from protoagent.errors import ProviderError
+from protoagent.json_form import json_form
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ModelTurn
 from protoagent.repair.localize import Localization, SourceFunction
@@ -39,7 +40,7 @@ class CandidateEdit:
     """The replacement line (indentation included, no line ending)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "old": self.old, "new": self.new}
+        return json_form(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from protoagent.errors import ToolRejected
+from protoagent.json_form import json_form
 from protoagent.skills.index import SkillIndex
 from protoagent.skills.model import CONTROL_PLANE_DIRS, SIDECAR_FILE, AppMode, SkillBundle
 
@@ -40,16 +41,7 @@ class Activation:
     trigger: Trigger
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "identity": self.identity,
-            "directory": self.directory,
-            "revision": self.revision,
-            "instructions": self.instructions,
-            "resources": list(self.resources),
-            "tools": list(self.tools),
-            "trigger": self.trigger,
-        }
+        return json_form(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Activation:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from protoagent.json_form import json_form
+
 AppMode = Literal["work", "coding"]
 MODES: tuple[AppMode, ...] = ("work", "coding")
 SourceKind = Literal["project", "user", "admin", "bundled"]
@@ -26,7 +28,7 @@ class Diagnostic:
     severity: Severity = "warning"
 
     def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "problem": self.problem, "severity": self.severity}
+        return json_form(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from protoagent.errors import ProviderError
+from protoagent.json_form import json_form
 from protoagent.models.protocol import ModelProvider
 from protoagent.models.types import Message, ModelRequest, ModelTurn
 
@@ -74,13 +75,7 @@ class RunContract:
     """The person will run the checks: verification is deferred at once."""
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "surface": self.surface,
-            "source": self.source,
-            "reason": self.reason,
-            "read_only": self.read_only,
-            "defer_verification": self.defer_verification,
-        }
+        return json_form(self)
 
 
 def classify(objective: str) -> tuple[Surface, str] | None:

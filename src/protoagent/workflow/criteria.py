@@ -25,6 +25,7 @@ from protoagent.checks.failures import short_name
 from protoagent.errors import ToolRejected
 from protoagent.events.queries import tool_results
 from protoagent.events.types import Event
+from protoagent.json_form import json_form
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.phase_control import run_start
 from protoagent.workflow.task import TaskRecord
@@ -45,7 +46,7 @@ class CriterionSupport:
     """Check ids or test ids that cover it (``check``), or ``review:<seq>`` (``review``)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "support": self.support, "evidence": list(self.evidence)}
+        return json_form(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CriterionSupport:

@@ -26,6 +26,7 @@ from protoagent.agents.profiles import ARCHITECT, LEADS
 from protoagent.errors import ToolRejected
 from protoagent.events.catalog import SourceLocalized, ToolEnded
 from protoagent.events.types import Event
+from protoagent.json_form import json_form
 from protoagent.models.profile import PromptProfile
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workflow.task_tools import board_of
@@ -90,14 +91,7 @@ class SourceSpan:
         return f"\n[shown up to line {self.end_line}; {rest}{cut}]"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "total_lines": self.total_lines,
-            "revision": self.revision,
-            "content": self.content,
-        }
+        return json_form(self, omit=("cut",))
 
 
 def read_spans(
