@@ -136,8 +136,11 @@ class WorkflowGraph:
                 break
             failing = await self._final_checks()
             if not failing and not self.state.stop_reason and self._review_due():
-                # Checks cannot see every criterion: one closing request to confirm or repair.
+                # Checks cannot see every criterion: one closing request to confirm or repair. It
+                # starts a fresh conversation: the criteria and the final diff are what it judges
+                # (AGENTS.md rules stay in the system text, the task record is admitted again).
                 self._phase(REVIEW_PHASE)
+                self.architect.history_from = len(self.session.log)
                 outcome = await self._turn(review_request(self.session.log.events, self.board.record))
                 continuable = False
                 continue
