@@ -79,28 +79,19 @@ class SessionSpec:
     """Agent name → the provider of an agent whose own ``model`` differs from the session's."""
 
 
+@dataclass(eq=False, slots=True)
 class AgentSession:
     """One composed agent: preset, provider, tool pipeline and its session log."""
 
-    def __init__(
-        self,
-        spec: SessionSpec,
-        preset: Preset,
-        provider: ModelProvider,
-        registry: ToolRegistry,
-        log: SessionLog,
-        pipeline: ToolPipeline,
-        hooks: HookPipeline,
-    ) -> None:
-        self.spec = spec
-        self.preset = preset
-        self.provider = provider
-        self.registry = registry
-        self.log = log
-        self.pipeline = pipeline
-        self.hooks = hooks
-        self.lease: SessionLease = NoLease()
-        """This run's claim on the session, released by ``close``."""
+    spec: SessionSpec
+    preset: Preset
+    provider: ModelProvider
+    registry: ToolRegistry
+    log: SessionLog
+    pipeline: ToolPipeline
+    hooks: HookPipeline
+    lease: SessionLease = field(default_factory=NoLease, init=False)
+    """This run's claim on the session, released by ``close``."""
 
     def close(self) -> None:
         """End the session: every tracked process group and preview server is terminated, then the

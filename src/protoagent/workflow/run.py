@@ -188,7 +188,8 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
     if ignored:  # repository agent fields the person has not trusted: the run goes on without them
         log.append(AGENTS_DIAGNOSTICS, {"diagnostics": ignored})
     board = _board(log, objective, plan, contract, root, resumed=options.resume is not None)
-    runner = WorkerRunner(session, board, budget, profile, mode, limits.coder_windows, team.members)
+    members = {m.name: m for m in team.members}
+    runner = WorkerRunner(session, board, budget, profile, mode, limits.coder_windows, members)
     session.provide(
         replace(session.services, task=board, workers=runner, changed_files=lambda: _changed_files(log.events))
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -71,31 +71,22 @@ def revision_current(root: Path, write: Event) -> bool:
         return False
 
 
+@dataclass(eq=False, slots=True)
 class WorkerRunner:
     """Runs worker inferences inside the run's session, pipeline, approvals and budget."""
 
-    def __init__(
-        self,
-        session: AgentSession,
-        board: TaskBoard,
-        budget: Budget,
-        profile: PromptProfile,
-        mode: ActionMode,
-        max_windows: int = DEFAULT_WINDOWS,
-        members: Sequence[EffectiveAgent] = (),
-    ) -> None:
-        self.members = {m.name: m for m in members}
-        """The lead's team, compiled from the member definitions."""
-        self.session = session
-        self.board = board
-        self.budget = budget
-        self.profile = profile
-        self.mode = mode
-        self.max_windows = max_windows
-        self.pending_yield: WorkerTurnLimit | None = None
-        """Set when the Architect's Coder assignment ran out of windows: its next request yields."""
-        self.assignments: dict[str, int] = {}
-        """Worker agent -> the log length when its current assignment started."""
+    session: AgentSession
+    board: TaskBoard
+    budget: Budget
+    profile: PromptProfile
+    mode: ActionMode
+    max_windows: int = DEFAULT_WINDOWS
+    members: Mapping[str, EffectiveAgent] = field(default_factory=dict)
+    """The lead's team by name, compiled from the member definitions."""
+    pending_yield: WorkerTurnLimit | None = field(default=None, init=False)
+    """Set when the Architect's Coder assignment ran out of windows: its next request yields."""
+    assignments: dict[str, int] = field(default_factory=dict, init=False)
+    """Worker agent -> the log length when its current assignment started."""
 
     def yield_hook(self, request: ModelRequest, events: Sequence[Event]) -> ModelRequest:
         """Before-model hook: the Architect yields after an exhausted progressing assignment; a
