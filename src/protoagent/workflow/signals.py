@@ -18,24 +18,21 @@ reason): the same text the log carried before signals were typed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True, slots=True)
 class Verified:
     """Passing final verification closed the edit phase; the Architect gets no summary request."""
 
-    @property
-    def reason(self) -> str:
-        return "final_verification_passed"
+    reason: ClassVar[str] = "final_verification_passed"
 
 
 @dataclass(frozen=True, slots=True)
 class FinalCheckFailed:
     """A completed final check failed: the Graph, not the Architect, decides on a repair."""
 
-    @property
-    def reason(self) -> str:
-        return "final_check_failed"
+    reason: ClassVar[str] = "final_check_failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +60,14 @@ class WorkerTurnLimit:
     """The Architect's Coder assignment ran out of windows unfinished: unfinished work the Graph
     may continue."""
 
-    @property
-    def reason(self) -> str:
-        return "worker_turn_limit"
+    reason: ClassVar[str] = "worker_turn_limit"
 
 
 @dataclass(frozen=True, slots=True)
 class Reported:
     """A worker recorded its report, so it gets no further model request."""
 
-    @property
-    def reason(self) -> str:
-        return "report_recorded"
+    reason: ClassVar[str] = "report_recorded"
 
 
 WorkflowSignal = Verified | FinalCheckFailed | Denied | LeadStuck | WorkerTurnLimit | Reported
