@@ -159,15 +159,16 @@ def _env(file: str, field: str, value: object) -> dict[str, str]:
     return dict(value)
 
 
-def _cwd(root: Path, file: str, field: str, value: object) -> str:
+def _inside(root: Path, file: str, where: str, value: object, hint: str) -> str:
+    """``value`` as a normalized workspace-relative path, or the error naming ``where`` it stands."""
     normal = beneath_root(root, value) if isinstance(value, str) else None
     if normal is None:
-        raise ProjectConfigError(
-            file,
-            f"{field}.cwd",
-            f"must be a path inside the workspace, got {value!r}",
-            'use a relative path such as "."',
-        )
+        raise ProjectConfigError(file, where, f"must be a path inside the workspace, got {value!r}", hint)
+    return normal
+
+
+def _cwd(root: Path, file: str, field: str, value: object) -> str:
+    normal = _inside(root, file, f"{field}.cwd", value, 'use a relative path such as "."')
     if not os.path.isdir(os.path.join(root, normal)):
         raise ProjectConfigError(
             file, f"{field}.cwd", f"directory {normal!r} does not exist", "create it or correct the path"
@@ -185,18 +186,8 @@ def _paths(root: Path, file: str, field: str, value: object) -> tuple[str, ...]:
         raise ProjectConfigError(
             file, f"{field}.paths", f"must be a list, got {_kind(value)}", 'write e.g. ["tests", "src"]'
         )
-    normal: list[str] = []
-    for position, item in enumerate(value):
-        path = beneath_root(root, item) if isinstance(item, str) else None
-        if path is None:
-            raise ProjectConfigError(
-                file,
-                f"{field}.paths[{position}]",
-                f"must be a path inside the workspace, got {item!r}",
-                'use a workspace-relative path such as "tests"',
-            )
-        normal.append(path)
-    return tuple(normal)
+    hint = 'use a workspace-relative path such as "tests"'
+    return tuple(_inside(root, file, f"{field}.paths[{position}]", item, hint) for position, item in enumerate(value))
 
 
 def _executable(root: Path, file: str, field: str, program: str, env: Mapping[str, str], cwd: str) -> str | None:
