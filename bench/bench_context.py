@@ -45,7 +45,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from protoagent.agents.presets import CODING_PROMPT, get_preset
+from protoagent.agents.presets import get_preset
+from protoagent.agents.profiles import CODING_PROMPT
 from protoagent.context.projection import settings_for
 from protoagent.context.tokens import EstimatingCounter, TokenCounter, common_prefix_ratio, estimate_request
 from protoagent.context.tokens import render_prompt as render

@@ -30,6 +30,20 @@ def test_every_role_budget_is_the_profiles_limit(profile: PromptProfile) -> None
     assert roles.conversation(profile, "native").max_steps == limits.conversation_steps
 
 
+def test_presets_are_rows_of_the_one_role_table() -> None:
+    from protoagent.agents.presets import get_preset
+    from protoagent.agents.profiles import COMMAND_TOOLS, PRESET_ROWS
+    from protoagent.errors import ConfigError
+
+    for name, (prompt, tools) in PRESET_ROWS.items():
+        preset = get_preset(name)
+        assert (preset.name, preset.system_prompt, preset.tools, preset.max_steps) == (name, prompt, tools, 30)
+    assert PRESET_ROWS["coding"][1] == READ_TOOLS + WRITE_TOOLS + COMMAND_TOOLS
+    assert PRESET_ROWS["readonly"][1] == READ_TOOLS and PRESET_ROWS["chat"][1] == ()
+    with pytest.raises(ConfigError, match="unknown preset 'nope'; choose one of: chat, coding, readonly"):
+        get_preset("nope")
+
+
 def test_tool_groups_are_read_from_the_workspace_tools_metadata() -> None:
     effects = {t.name: t.metadata.effect for t in WORKSPACE_TOOLS}
     assert READ_TOOLS == ("read_file", "list_directory", "search_regex")

@@ -1,25 +1,15 @@
-"""Presets: the model-independent composition of an agent (prompt, tools, limits, hooks)."""
+"""Presets: the model-independent composition of an agent (prompt, tools, limits, hooks).
+
+The built-in presets' prompts and tools are rows of the one role table (``agents.profiles``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protoagent.agents.profiles import COMMAND_TOOLS, READ_TOOLS, WRITE_TOOLS
+from protoagent.agents.profiles import PRESET_ROWS
 from protoagent.errors import ConfigError
 from protoagent.models.profile import PromptProfile
 from protoagent.models.types import ActionMode
-
-CODING_PROMPT = (
-    "You are ProtoAgent, a careful coding agent working in a real repository. "
-    "Use the tools to read before you change anything. Edit with edit_file using exact old text "
-    "copied from read_file and its revision. Keep changes small and focused on the objective. "
-    "When the work is done, reply with a short summary and no tool call."
-)
-READONLY_PROMPT = (
-    "You are ProtoAgent answering questions about a repository. You may only read: "
-    "use read_file, list_directory and search_regex, then answer with evidence (paths and lines)."
-)
-CHAT_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly and plainly."
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +28,7 @@ class Preset:
 
 
 BUILTIN_PRESETS: dict[str, Preset] = {
-    "coding": Preset("coding", CODING_PROMPT, READ_TOOLS + WRITE_TOOLS + COMMAND_TOOLS),
-    "readonly": Preset("readonly", READONLY_PROMPT, READ_TOOLS),
-    "chat": Preset("chat", CHAT_PROMPT, ()),
+    name: Preset(name, prompt, tools) for name, (prompt, tools) in PRESET_ROWS.items()
 }
 
 

@@ -105,6 +105,24 @@ direct reads do, without another model's inference) are not offered by default; 
 WORK_TIER = (*READ_TOOLS, *WRITE_TOOLS, "shell", "preview")
 """Tools the Work tier offers by default (the session workspace is the only root)."""
 
+CODING_PROMPT = (
+    "You are ProtoAgent, a careful coding agent working in a real repository. "
+    "Use the tools to read before you change anything. Edit with edit_file using exact old text "
+    "copied from read_file and its revision. Keep changes small and focused on the objective. "
+    "When the work is done, reply with a short summary and no tool call."
+)
+READONLY_PROMPT = (
+    "You are ProtoAgent answering questions about a repository. You may only read: "
+    "use read_file, list_directory and search_regex, then answer with evidence (paths and lines)."
+)
+CHAT_PROMPT = "You are ProtoAgent, a coding assistant. Answer briefly and plainly."
+PRESET_ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "coding": (CODING_PROMPT, READ_TOOLS + WRITE_TOOLS + COMMAND_TOOLS),
+    "readonly": (READONLY_PROMPT, READ_TOOLS),
+    "chat": (CHAT_PROMPT, ()),
+}
+"""The built-in presets a session may be composed from alone (``agents.presets``): prompt and tools."""
+
 PROFILES: tuple[AgentDefinition, ...] = (
     AgentDefinition(
         ARCHITECT,
