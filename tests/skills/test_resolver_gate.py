@@ -1,5 +1,6 @@
-"""What makes a skill plausible for a request: a shared meaningful word with its name or its
-description, never a stop word alone and never a word of its ``Not for ...`` clause."""
+"""What makes a skill plausible for a request: a shared meaningful word with its name or two with
+its description, never a stop word alone, one incidental description word or a word of its ``Not
+for ...`` clause."""
 
 from __future__ import annotations
 
@@ -25,14 +26,14 @@ def deploy(tmp_path: Path) -> list[SkillBundle]:
     return list(index.implicit("coding"))
 
 
-@pytest.mark.parametrize("request_text", ["deploy it", "roll out to staging", "the services are down after deploying"])
+@pytest.mark.parametrize("request_text", ["deploy it", "roll it to staging", "the services are down after deploying"])
 def test_a_shared_word_of_the_name_or_description_is_plausible(deploy: list[SkillBundle], request_text: str) -> None:
     assert [b.name for b in plausible_skills(request_text, deploy)] == ["deploy-service"]
 
 
 @pytest.mark.parametrize(
     "request_text",
-    ["run the database migrations", "fix the code in this file and add a new one", "", "the to of and"],
+    ["run the database migrations", "fix the code in this file and add a new one", "", "the to of and", "roll back"],
 )
 def test_stop_words_and_negative_clauses_alone_are_not_plausible(deploy: list[SkillBundle], request_text: str) -> None:
     assert plausible_skills(request_text, deploy) == []
@@ -50,3 +51,8 @@ def test_the_built_in_skills_meet_the_requests_they_are_for(tmp_path: Path) -> N
     assert "debug-failing-test" in names("test_api is flaky on CI; find out why")
     assert names("add type hints to utils.py") == set()
     assert names("add Result.get(key, default=None), the default when it is missing, with tests and docs") == set()
+    named_and_fixed = (  # one incidental word of debug-failing-test's and of regression-test's descriptions
+        "Result objects have no get(): add Result.get(key, default=None) that looks up a named field or a fixed "
+        "index like result[key] but returns the default when it is missing, with tests and docs."
+    )
+    assert names(named_and_fixed) == set()

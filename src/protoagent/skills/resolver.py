@@ -45,7 +45,8 @@ def _stem(word: str) -> str:
 
 
 _STOP_STEMS = STOP_WORDS | {_stem(w) for w in STOP_WORDS}
-SKIPPED_REASON = "no eligible skill shares a meaningful word with the request"
+MIN_SHARED_DESCRIPTION_WORDS = 2
+SKIPPED_REASON = "no eligible skill shares a word of its name or two of its description with the request"
 
 
 def meaningful_words(text: str) -> frozenset[str]:
@@ -55,16 +56,18 @@ def meaningful_words(text: str) -> frozenset[str]:
 
 
 def plausible_skills(request_text: str, eligible: Sequence[SkillBundle]) -> list[SkillBundle]:
-    """The eligible skills whose name or description (less its ``Not for ...`` clauses) shares a
-    meaningful word with the request: only these could the resolver honestly select, so with none
-    the resolver's round trip is skipped."""
+    """The eligible skills that share a meaningful word of their name, or two of their description
+    (less its ``Not for ...`` clauses), with the request: only these could the resolver honestly
+    select, so with none the resolver's round trip is skipped. One incidental description word
+    ("a *named* test", "a *fixed* issue") is not enough."""
     wanted = meaningful_words(request_text)
     if not wanted:
         return []
     return [
         b
         for b in eligible
-        if wanted & meaningful_words(f"{b.name.replace('-', ' ')} {_NEGATIVE_CLAUSE.sub(' ', b.description)}")
+        if wanted & meaningful_words(b.name.replace("-", " "))
+        or len(wanted & meaningful_words(_NEGATIVE_CLAUSE.sub(" ", b.description))) >= MIN_SHARED_DESCRIPTION_WORDS
     ]
 
 
