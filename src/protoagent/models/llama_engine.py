@@ -141,18 +141,6 @@ def manual_prompt(chat: Sequence[dict[str, str]], architecture: str) -> tuple[st
     return "".join(parts) + "Assistant: ", ["\nUser:", "\nSystem:"]
 
 
-def cached_prefix(llama: Any, tokens: Sequence[int]) -> int:
-    """How many leading prompt tokens are already in the KV cache from the previous call."""
-    previous = llama.input_ids[: llama.n_tokens].tolist()
-    count = 0
-    for old, new in zip(previous, tokens, strict=False):
-        if old != new:
-            break
-        count += 1
-    # llama.cpp evaluates at least the last prompt token again to get fresh logits.
-    return min(count, max(len(tokens) - 1, 0))
-
-
 def count_tokens(model: LoadedModel, text: str) -> int:
     """Tokens of ``text`` under the model's own tokenizer."""
     with model.lock:
@@ -180,6 +168,8 @@ def generate(
     """Generate one reply, text pieces to ``emit``; its usage, the seconds it took (``seconds``;
     ``decode_seconds`` from its first text on) and the prompt tokens llama.cpp evaluated for it
     (``evaluated``: the rest came from the KV cache)."""
+    from protoagent.models.llama_sampling import cached_prefix
+
     with model.lock:
         llama = model.llama
         prompt = render_prompt(model, job.chat)

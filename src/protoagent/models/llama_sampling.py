@@ -18,7 +18,6 @@ import ctypes
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 import llama_cpp
@@ -82,8 +81,7 @@ class GrammarGate:
 
     First the argmax alone; if the grammar rejects it, the ``TOP_CANDIDATES`` best tokens in the
     order greedy decoding ranks them (logit descending, then token id); only if none of those
-    settles the choice, the whole vocabulary. Owns the sampler: use it as a context manager (or
-    call ``close``) so it is freed.
+    settles the choice, the whole vocabulary. Owns the sampler: ``close`` frees it.
     """
 
     def __init__(self, vocab: Any, gbnf: str, root: str, n_vocab: int) -> None:
@@ -98,14 +96,6 @@ class GrammarGate:
         """Steps where the greedy choice was rejected and the best few tokens settled the choice."""
         self.full_checks = 0
         """Steps that needed the whole vocabulary filtered."""
-
-    def __enter__(self) -> GrammarGate:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         if self._sampler:
@@ -216,6 +206,18 @@ class GenerationCancelled(Exception):
     """The caller cancelled while the prompt was being evaluated."""
 
 
+def cached_prefix(llama: Any, tokens: Sequence[int]) -> int:
+    """How many leading prompt tokens are already in the KV cache from the previous call."""
+    previous = llama.input_ids[: llama.n_tokens].tolist()
+    count = 0
+    for old, new in zip(previous, tokens, strict=False):
+        if old != new:
+            break
+        count += 1
+    # llama.cpp evaluates at least the last prompt token again to get fresh logits.
+    return min(count, max(len(tokens) - 1, 0))
+
+
 def evaluate_prompt(
     llama: Any, tokens: Sequence[int], reuse: int, cancelled: Callable[[], bool] = lambda: False
 ) -> int:
@@ -297,7 +299,7 @@ def greedy_generate(
 ) -> Generation:
     """Greedy (temperature 0) generation from ``prompt``, constrained by ``grammar`` when given.
 
-    ``reuse`` is the cached prefix to keep (``llama_local.cached_prefix``). Text reaches ``emit``
+    ``reuse`` is the cached prefix to keep (``cached_prefix``). Text reaches ``emit``
     as it is decoded. The last chosen token is not evaluated, as in ``create_completion``.
 
     ``close_within`` (with a grammar) makes a reply end as a whole action: in its last
@@ -484,10 +486,4 @@ def _logits(llama: Any) -> npt.NDArray[np.float32]:
 
 def _evaluate(llama: Any, tokens: Sequence[int], cancelled: Callable[[], bool]) -> None:
     """Make ``tokens`` the evaluated sequence, keeping the longest shared prefix of the cache."""
-    previous = llama.input_ids[: llama.n_tokens].tolist()
-    shared = 0
-    for before, now in zip(previous, tokens, strict=False):
-        if before != now:
-            break
-        shared += 1
-    evaluate_prompt(llama, tokens, min(shared, max(len(tokens) - 1, 0)), cancelled)
+    evaluate_prompt(llama, tokens, cached_prefix(llama, tokens), cancelled)
