@@ -7,6 +7,7 @@ from pathlib import Path
 
 from protoagent.errors import ToolRejected
 from protoagent.excerpts import excerpt
+from protoagent.json_form import json_form
 from protoagent.navigation.index import INDEX_TIME_LIMIT_S, SymbolIndex, cache_file, default_home
 from protoagent.navigation.query import MAX_RESULTS, Answer, Operation, ask
 
@@ -88,11 +89,4 @@ def _bounded(line: str) -> str:
 
 
 def to_json(result: Answer) -> dict[str, object]:
-    return {
-        "operation": result.operation,
-        "symbol": result.symbol,
-        "matched": result.matched,
-        "results": [hit.to_json() for hit in result.results],
-        "total": result.total,
-        "notes": result.notes,
-    }
+    return json_form(result)
