@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-EXIT_USAGE = 2
+from protoagent.interfaces.cli.usage import EXIT_USAGE, fail
+
 SWITCHES = {"on": "enable", "off": "disable"}
 
 
@@ -27,7 +28,7 @@ class AgentsGroup(TyperGroup):
             if len(args) >= 2 and args[1] in SWITCHES:
                 args = [SWITCHES[args[1]], args[0], *args[2:]]
             elif len(args) == 1:
-                _fail(f"say on or off, e.g. 'protoagent agents {args[0]} off'", False)
+                fail(f"say on or off, e.g. 'protoagent agents {args[0]} off'", False)
         return super().parse_args(ctx, args)
 
 
@@ -41,14 +42,6 @@ agents_app = typer.Typer(
 ModeOption = Annotated[ModeChoice | None, typer.Option("--mode", help="Only this mode: work or coding.")]
 RepoOption = Annotated[Path | None, typer.Option("--repo", help="Repository whose .protoagent/agents to read.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _fail(message: str, as_json: bool) -> NoReturn:
-    if as_json:
-        typer.echo(json.dumps({"status": "error", "error": message}))
-    else:
-        typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_USAGE)
 
 
 def _repo(repo: Path | None) -> Path:
@@ -77,7 +70,7 @@ def agents_list(mode: ModeOption = None, repo: RepoOption = None, as_json: JsonO
     try:
         listing = agent_listing(mode.value if mode else None, _repo(repo), data_home())
     except ConfigError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     if as_json:
         typer.echo(json.dumps(listing))
         return
@@ -123,13 +116,13 @@ def agents_show(
         if surface is None:
             effective = show_agent(name, mode.value if mode else None, _repo(repo), data_home())
         elif mode == ModeChoice.work:
-            _fail("--surface is for Coding leads; a Work lead runs one surface, shown without it", as_json)
+            fail("--surface is for Coding leads; a Work lead runs one surface, shown without it", as_json)
         else:
             from protoagent.workflow.team import lead_on_surface
 
             effective = lead_on_surface(name, surface.value, _repo(repo), data_home(), profile.value)
     except ConfigError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     data = effective.to_json()
     if surface is not None:
         data["surface"] = surface.value
@@ -179,7 +172,7 @@ def _switch(name: str, enabled: bool, repo: Path | None) -> None:
     try:
         set_agent_enabled(data_home(), name, enabled, _repo(repo))
     except ConfigError as exc:
-        _fail(str(exc), False)
+        fail(str(exc), False)
     typer.echo(f"{name}: {'on' if enabled else 'off'}")
 
 
@@ -208,7 +201,7 @@ def agents_trust(
     try:
         trusted = trust_agent(data_home(), name, _repo(repo))
     except ConfigError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     if as_json:
         typer.echo(json.dumps(trusted))
         return

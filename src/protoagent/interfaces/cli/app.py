@@ -19,6 +19,7 @@ from protoagent.interfaces.cli.sandbox_opts import (
     SandboxChoice,
     announce_sandbox,
 )
+from protoagent.interfaces.cli.usage import EXIT_USAGE, fail
 from protoagent.interfaces.cli.worktree_opts import (
     WORKTREE_END_HELP,
     WORKTREE_HELP,
@@ -43,7 +44,6 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(agents_app, name="agents")
 
 EXIT_FAILED = 1
-EXIT_USAGE = 2
 MODE_HELP = "work (a session workspace) or coding (a repository); default coding in a repository, else work."
 REPO_HELP = (
     "Repository to work in (Coding mode); default the current folder. Repeat it for one session over "
@@ -131,7 +131,7 @@ def run(
     try:
         asks = announce_sandbox(sandbox, network, writable or [])
     except ConfigError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     asking = approval is ApprovalChoice.ask or (asks and approval is ApprovalChoice.auto)
     answerer = terminal_answerer(console) if asking and not as_json else None
     forced = None if surface is SurfaceChoice.auto else cast("Surface", surface.value)
@@ -143,7 +143,7 @@ def run(
             if approval is ApprovalChoice.ask and answerer is not None and chosen_mode != "work" and resume is None:
                 offer_trust(target, data_home(), agent)  # a repository agent file's model: asked once
         except ConfigError as exc:
-            _fail(str(exc), as_json)
+            fail(str(exc), as_json)
         options = replace(
             run_options(target, model, store, data_home()),
             extra_repos=extra,
@@ -162,7 +162,7 @@ def run(
         try:
             report = run_until_signalled(run_task(objective, options))
         except ConfigError as exc:
-            _fail(str(exc), as_json)
+            fail(str(exc), as_json)
         except Interrupted as stop:
             stopped = "every started command was stopped; the session log records the run"
             typer.echo(f"interrupted ({stop}): {stopped}", err=True)
@@ -222,7 +222,7 @@ def sessions_show(
         try:
             events = store.load(session_id)
         except SessionLoadError as exc:
-            _fail(str(exc), as_json)
+            fail(str(exc), as_json)
     if as_json:
         facts = session_facts(session_id, events)
         payload = facts.to_json()
@@ -300,7 +300,7 @@ def rewind(
     try:
         scope = scope_of(code, conversation, both)
     except ConfigError as exc:
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     raise typer.Exit(rewind_command(session_id, to, to_verified, scope, as_json))
 
 
@@ -400,14 +400,6 @@ def chat(
     from protoagent.interfaces.cli.chat import chat_command
 
     raise typer.Exit(chat_command(repo, model, approval.value))
-
-
-def _fail(message: str, as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps({"status": "error", "error": message}))
-    else:
-        typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_USAGE)
 
 
 def _brief(payload: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from protoagent.errors import ConfigError
+from protoagent.interfaces.cli.usage import fail
 
 MCP_FILE = "mcp.json"
 """The user's MCP file under the data home (``integrations.mcp_config.MCP_FILE``; kept here so
@@ -22,7 +23,6 @@ def data_home() -> Path:
     return home()
 
 
-EXIT_USAGE = 2
 mcp_app = typer.Typer(
     help="List the MCP servers a run uses; add, remove, enable or disable one.",
     no_args_is_help=True,
@@ -36,11 +36,6 @@ def _file(project: bool, repo: Path) -> Path:
     from protoagent.integrations.mcp_settings import mcp_file
 
     return mcp_file(project, repo, data_home())
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_USAGE)
 
 
 @mcp_app.command("list")
@@ -93,7 +88,7 @@ def add(
         path = _file(project, repo)
         add_server(path, name, entry, replace=replace)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"added MCP server {name!r} to {path}")
 
 
@@ -110,7 +105,7 @@ def remove(
     try:
         remove_server(path, name)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"removed MCP server {name!r} from {path}")
 
 
@@ -121,7 +116,7 @@ def _switch(name: str, project: bool, repo: Path, disabled: bool) -> None:
     try:
         set_disabled(path, name, disabled)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"{'disabled' if disabled else 'enabled'} MCP server {name!r} in {path}")
 
 
@@ -139,10 +134,10 @@ def allow_env(
 
     chosen = [] if clear else list(variables or [])
     if not clear and not chosen:
-        _fail("name the variables to allow (e.g. 'protoagent mcp allow-env docs DOCS_TOKEN'), or pass --clear")
+        fail("name the variables to allow (e.g. 'protoagent mcp allow-env docs DOCS_TOKEN'), or pass --clear")
     bad = [v for v in chosen if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)]
     if bad:
-        _fail(f"{bad[0]!r} is not a variable name; write it without '$' or braces")
+        fail(f"{bad[0]!r} is not a variable name; write it without '$' or braces")
     store = TrustStore(data_home())
     kept = [] if clear else store.allowed_env(repo.resolve()).get(name, [])
     store.allow_env(repo.resolve(), name, [*kept, *chosen])

@@ -6,21 +6,18 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from protoagent.interfaces.cli.agents_cmd import ModeChoice
+from protoagent.interfaces.cli.usage import EXIT_USAGE, fail
 
 if TYPE_CHECKING:
     from protoagent.skills.index import SkillIndex
     from protoagent.skills.model import SkillBundle
 
-EXIT_INVALID = 2
 skills_app = typer.Typer(help="List, show, validate and configure skills.", no_args_is_help=True, rich_markup_mode=None)
-
-
-class ModeChoice(StrEnum):
-    work = "work"
-    coding = "coding"
 
 
 class Switch(StrEnum):
@@ -37,13 +34,8 @@ def _index(repo: Path) -> SkillIndex:
     from protoagent.skills.discovery import load_skills
 
     if not repo.is_dir():
-        _fail(f"{str(repo)!r} is not a directory; pass an existing repository with --repo")
+        fail(f"{str(repo)!r} is not a directory; pass an existing repository with --repo")
     return load_skills([repo.resolve()], data_home())
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_INVALID)
 
 
 def _entry(bundle: SkillBundle) -> dict[str, Any]:
@@ -94,7 +86,7 @@ def _winner(index: SkillIndex, name: str, mode: ModeChoice | None = None) -> Ski
     bundle = index.preference_target(name, mode.value if mode else None)
     if bundle is None:
         known = ", ".join(b.name for b in index.management()) or "none"
-        _fail(f"no skill named {name!r}; known skills: {known}")
+        fail(f"no skill named {name!r}; known skills: {known}")
     return bundle
 
 
@@ -162,7 +154,7 @@ def validate(
         for d in diagnostics:
             typer.echo(f"{d.severity}: {d.path}: {d.problem}")
     if invalid:
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_USAGE)
 
 
 def _set_modes(name: str, mode: ModeChoice | None, repo: Path, enabled: bool) -> None:
@@ -175,7 +167,7 @@ def _set_modes(name: str, mode: ModeChoice | None, repo: Path, enabled: bool) ->
         modes = [mode.value] if mode else ["work", "coding"]
         set_availability(data_home(), [repo], bundle, modes, enabled)  # type: ignore[arg-type]
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     state = "enabled" if enabled else "disabled"
     typer.echo(f"{name}: {state} in {mode.value if mode else 'work and coding'} ({_which(bundle, mode)})")
 
@@ -228,12 +220,12 @@ def set_preferences(
 
     flags = {key: value == Switch.on for key, value in (("implicit", implicit), ("manual", manual)) if value}
     if not flags:
-        _fail(f"say what to change, e.g. protoagent skills set {name} --implicit off --manual on")
+        fail(f"say what to change, e.g. protoagent skills set {name} --implicit off --manual on")
     bundle = _winner(_index(repo), name, mode)
     try:
         set_flags(data_home(), bundle.identity, bundle.name, flags)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     prefs = _variant(_index(repo), bundle).preferences
     typer.echo(f"{name}: implicit {_on(prefs.implicit)}, manual {_on(prefs.manual)} ({_which(bundle, mode)})")
     if prefs.implicit and not bundle.policy.allow_implicit_invocation:
@@ -253,5 +245,5 @@ def reset(
     try:
         reset_record(data_home(), bundle.identity)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"{name}: preferences reset to the bundle defaults ({_which(bundle, mode)})")
