@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -30,6 +31,7 @@ mcp_app = typer.Typer(
 )
 RepoOption = Annotated[Path, typer.Option(help="Repository whose .mcp.json counts (and is written with --project).")]
 ProjectOption = Annotated[bool, typer.Option("--project", help="Write the repository's .mcp.json, not your own file.")]
+ServerName = Annotated[str, typer.Argument(help="Server name.")]
 
 
 def _file(project: bool, repo: Path) -> Path:
@@ -92,32 +94,35 @@ def add(
     typer.echo(f"added MCP server {name!r} to {path}")
 
 
+def _change(project: bool, repo: Path, change: Callable[[Path], None]) -> Path:
+    """Apply ``change`` to the MCP file ``--project`` picks, and return it; a refusal ends the command."""
+    path = _file(project, repo)
+    try:
+        change(path)
+    except ConfigError as exc:
+        fail(str(exc))
+    return path
+
+
 @mcp_app.command("remove")
-def remove(
-    name: Annotated[str, typer.Argument(help="Server name.")],
-    project: ProjectOption = False,
-    repo: RepoOption = Path("."),
-) -> None:
+def remove(name: ServerName, project: ProjectOption = False, repo: RepoOption = Path(".")) -> None:
     """Remove a server from your file (or the repository's with --project)."""
     from protoagent.integrations.mcp_files import remove_server
 
-    path = _file(project, repo)
-    try:
-        remove_server(path, name)
-    except ConfigError as exc:
-        fail(str(exc))
+    path = _change(project, repo, lambda file: remove_server(file, name))
     typer.echo(f"removed MCP server {name!r} from {path}")
 
 
-def _switch(name: str, project: bool, repo: Path, disabled: bool) -> None:
-    from protoagent.integrations.mcp_files import set_disabled
+def _switch(disabled: bool) -> Callable[[str, bool, Path], None]:
+    """The ``enable`` (``disabled`` false) or ``disable`` command: they differ only in the flag set."""
 
-    path = _file(project, repo)
-    try:
-        set_disabled(path, name, disabled)
-    except ConfigError as exc:
-        fail(str(exc))
-    typer.echo(f"{'disabled' if disabled else 'enabled'} MCP server {name!r} in {path}")
+    def switch(name: ServerName, project: ProjectOption = False, repo: RepoOption = Path(".")) -> None:
+        from protoagent.integrations.mcp_files import set_disabled
+
+        path = _change(project, repo, lambda file: set_disabled(file, name, disabled))
+        typer.echo(f"{'disabled' if disabled else 'enabled'} MCP server {name!r} in {path}")
+
+    return switch
 
 
 @mcp_app.command("allow-env")
@@ -146,21 +151,5 @@ def allow_env(
     typer.echo(f"MCP server {name!r} of {repo.resolve()} may expand {shown} from your environment")
 
 
-@mcp_app.command("enable")
-def enable(
-    name: Annotated[str, typer.Argument(help="Server name.")],
-    project: ProjectOption = False,
-    repo: RepoOption = Path("."),
-) -> None:
-    """Turn a server back on."""
-    _switch(name, project, repo, False)
-
-
-@mcp_app.command("disable")
-def disable(
-    name: Annotated[str, typer.Argument(help="Server name.")],
-    project: ProjectOption = False,
-    repo: RepoOption = Path("."),
-) -> None:
-    """Turn a server off without removing it."""
-    _switch(name, project, repo, True)
+mcp_app.command("enable", help="Turn a server back on.")(_switch(disabled=False))
+mcp_app.command("disable", help="Turn a server off without removing it.")(_switch(disabled=True))
