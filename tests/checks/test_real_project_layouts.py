@@ -84,6 +84,28 @@ TYPESCRIPT_LIBRARY_SCRIPTS = {
     "typecheck": "tsc --noEmit",
 }
 
+TOOLZ_LIKE = {  # tests inside the package, pytest-style classes that derive from nothing
+    "setup.py": "from setuptools import setup\n\nsetup(name='toolz')\n",
+    "toolz/__init__.py": "from .dicttoolz import valfilter\n",
+    "toolz/dicttoolz.py": "def valfilter(predicate, d):\n    return {k: v for k, v in d.items() if predicate(v)}\n",
+    "toolz/tests/test_dicttoolz.py": (
+        "from toolz import valfilter\n\n\nclass TestDict(object):\n"
+        "    def test_valfilter(self):\n        assert valfilter(bool, {1: 0, 2: 1}) == {2: 1}\n"
+    ),
+    "toolz/curried/__init__.py": "",
+    "tlz/__init__.py": "",
+}
+
+
+def test_toolz_layout_finds_the_tests_inside_the_package_and_runs_pytest(tmp_path: Path) -> None:
+    write_repo(tmp_path, TOOLZ_LIKE)
+    plan = discover_checks(tmp_path, python=PYTHON)
+    assert plan.check_ids == ("pytest",) and plan.bootstrap_checks == ()
+    assert plan.checks[0].paths == ("toolz/tests",)
+    assert plan.dependency_files == ("toolz/tests/test_dicttoolz.py",)
+    result = subprocess.run(plan.checks[0].argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+
 
 def test_requests_layout_runs_pytest(tmp_path: Path) -> None:
     write_repo(tmp_path, REQUESTS_LIKE)

@@ -1,7 +1,9 @@
 """Finding a Python test suite and choosing its runner (pytest or stdlib unittest) statically.
 
-Only root ``test_*.py`` files and the ``tests/``, ``test/`` and ``core/tests/`` directories (plus
-directories a pytest ``testpaths`` names) are walked, with ``os.scandir`` and fixed entry budgets.
+Only root ``test_*.py`` files and the ``tests/``, ``test/`` and ``core/tests/`` directories, the
+``tests/`` and ``test/`` directories inside the workspace's top-level packages (``toolz/tests``,
+``src/pkg/tests``: where many libraries keep them), and directories a pytest ``testpaths`` names
+are walked, with ``os.scandir`` and fixed entry budgets.
 Files are read up to 64 KiB each and 4 MiB in all, and reading stops at the first definite
 pytest marker, so discovery time does not grow with file contents.
 """
@@ -24,6 +26,8 @@ READ_BUDGET = 4 * 1024 * 1024
 """Bytes read from all Python test files together."""
 MAX_WALK_ENTRIES = 5000
 """Directory entries visited per test directory."""
+MAX_PACKAGES = 32
+"""Top-level packages whose own ``tests/`` and ``test/`` folders are looked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +70,9 @@ def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:
     """The Python suite of the workspace, or ``None`` when it has no test files."""
     config = find_pytest_config(root, listing)
     root_tests = sorted(name for name in listing.files if name.startswith("test_") and name.endswith(".py"))
-    directories = _test_directories(root, (*TEST_DIRECTORIES, *config.testpaths))
+    directories = _test_directories(
+        root, (*TEST_DIRECTORIES, *_package_test_directories(root, listing), *config.testpaths)
+    )
     walked = [path for directory in directories for path in walk_files(root, directory, max_entries=MAX_WALK_ENTRIES)]
     python_files = [path for path in walked if path.endswith(".py")]
     test_files = [*root_tests, *(path for path in python_files if is_test_file(_name(path)))]
@@ -86,6 +92,18 @@ def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:
 
 def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
+
+
+def _package_test_directories(root: Path, listing: RootListing) -> list[str]:
+    """``PKG/tests`` and ``PKG/test`` of the top-level packages, and of those under ``src/``."""
+    parents = sorted(d for d in listing.directories if not d.startswith((".", "_")) and d != "src")
+    if "src" in listing.directories:
+        try:
+            parents += sorted(f"src/{e.name}" for e in os.scandir(root / "src") if e.is_dir() and e.name[0] not in "._")
+        except OSError:
+            pass
+    packages = [d for d in parents if os.path.isfile(os.path.join(root, d, "__init__.py"))][:MAX_PACKAGES]
+    return [f"{package}/{folder}" for package in packages for folder in ("tests", "test")]
 
 
 def _test_directories(root: Path, candidates: tuple[str, ...]) -> list[str]:
