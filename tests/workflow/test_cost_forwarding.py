@@ -244,3 +244,23 @@ def test_a_tester_assignment_names_the_test_modules_the_checks_run_those_sharing
     named = line.split(": ", 1)[1].rstrip(".").split(", ")
     assert set(named[:2]) == {"test_app.py", "tests/test_count.py"} and named[2] == "tests/test_render.py"
     assert "Test modules" not in _shown(run.requests("architect")[0])
+
+
+def test_a_tester_packet_holds_more_of_what_the_lead_read_than_a_coder_assignment(tmp_path: Path) -> None:
+    module = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(60))  # 240 lines
+    tests = "".join(f"def test_f{i}():\n    assert True\n\n\n" for i in range(25))  # 100 lines
+    files = {"mod.py": module, "test_mod.py": tests}
+    task = "cases for a new f60 in mod.py, next to the others in test_mod.py"
+    turns = [
+        call("read_file", "architect", path="mod.py"),
+        call("read_file", "architect", path="test_mod.py"),
+        {"role": "architect", "tool_calls": [{"name": "tester", "arguments": {"task": task}}]},
+        say("f60(1) == 61.", "tester"),
+        {"role": "architect", "tool_calls": [{"name": "coder", "arguments": {"task": "add f60 " + task[9:]}}]},
+        say("Nothing done.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "add f60", turns, files=files)
+    tester, coder = _shown(run.requests("tester")[0]), _shown(run.requests("coder")[0])
+    assert "--- mod.py lines 1-240 of 240" in tester and "--- test_mod.py lines 1-100 of 100" in tester
+    assert "--- mod.py lines" in coder and "--- mod.py lines 1-240 of 240" not in coder  # 200 lines for Coder

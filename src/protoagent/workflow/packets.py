@@ -59,6 +59,12 @@ SPAN_BUDGETS: dict[PromptProfile, SpanBudget] = {
     "small": SpanBudget(lines=60, chars=3_000),
 }
 """A small model's window is 8k tokens, so its assignments carry less."""
+TESTER_SPAN_BUDGETS: dict[PromptProfile, SpanBudget] = {
+    "standard": SpanBudget(lines=400, chars=24_000),
+    "small": SpanBudget(lines=60, chars=3_000),
+}
+"""Tester only reads: a packet that holds what the lead read saves it a request of re-reading (in a
+trial a 200-line packet left out the code the cases were about, and the Tester read it again)."""
 
 
 @dataclass(frozen=True, slots=True)

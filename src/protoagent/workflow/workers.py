@@ -22,7 +22,7 @@ from protoagent.tools.base import ToolContext
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.facts import writes
-from protoagent.workflow.packets import SPAN_BUDGETS, read_spans, render_spans
+from protoagent.workflow.packets import SPAN_BUDGETS, TESTER_SPAN_BUDGETS, read_spans, render_spans
 from protoagent.workflow.reports import (
     ADVICE_CHARS,
     FileChange,
@@ -114,16 +114,18 @@ class WorkerRunner:
         return loop, assignment
 
     def _packet(
-        self, task: str, window_turns: int | None = None, advice: str | None = None, tests: bool = False
+        self, task: str, window_turns: int | None = None, advice: str | None = None, tester: bool = False
     ) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
-        read that the task names (current revisions only), advice its lead has not seen yet, for
-        Tester the test modules the checks run and, for Coder, the size of its work window."""
+        read that the task names (current revisions only; Tester, who only reads, gets more of
+        it), advice its lead has not seen yet, for Tester the test modules the checks run and, for
+        Coder, the size of its work window."""
         events, root = self.session.log.events, self.session.root
         readers = (ARCHITECT, TESTER, EXPLORER)  # the lead and its read-only workers
-        spans, stale = read_spans(events, root, SPAN_BUDGETS[self.profile], agents=readers, assignment=task)
+        budget = (TESTER_SPAN_BUDGETS if tester else SPAN_BUDGETS)[self.profile]
+        spans, stale = read_spans(events, root, budget, agents=readers, assignment=task)
         parts = [render_spans(spans, stale)]
-        if tests:
+        if tester:
             parts.append(test_files_note(self.session.services.checks, task) or "")
         if advice:
             parts.append(f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}")
@@ -226,7 +228,7 @@ class WorkerRunner:
     async def run_tester(self, task: str) -> str:
         log = self.session.log
         loop, assignment = self._assignment("tester", task, self._role("tester", roles.tester))
-        outcome = await loop.run_turn(assignment, context=self._packet(task, tests=True))
+        outcome = await loop.run_turn(assignment, context=self._packet(task, tester=True))
         log.append("worker.ended", {"role": "tester", "status": outcome.status}, agent="tester")
         return self._advice("tester")
 
