@@ -10,24 +10,24 @@ The SDK is imported when a provider is built, never at ProtoAgent's start-up.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from protoagent.errors import ConfigError, ProviderError
 from protoagent.models import http_errors
 from protoagent.models.json_actions import (
-    FinalTextStream,
     json_mode_system,
-    parse_action,
     render_history,
     wants_structured_output,
 )
 from protoagent.models.registry import ModelConfig
-from protoagent.models.sdk_client import LoopBoundClient
+from protoagent.models.sdk_client import LoopBoundClient, client_options, spec_api_key
+from protoagent.models.sdk_stream import closing_events, final_text_stream, sdk_deltas
 from protoagent.models.tool_arguments import parse_arguments
-from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
+from protoagent.models.types import Message, ModelEvent, ModelRequest, ToolCall, Usage
 
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
 CACHE_CONTROL = {"type": "ephemeral"}
@@ -218,14 +218,7 @@ class AnthropicProvider:
         self.model = model
         self.max_output_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
         self._anthropic = anthropic
-        self._options: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": base_url,
-            "max_retries": 0,
-            "timeout": timeout if timeout is not None else 600.0,
-        }
-        if http_client is not None:
-            self._options["http_client"] = http_client
+        self._options = client_options(api_key, base_url, timeout, http_client)
         self._clients = LoopBoundClient(lambda: self._anthropic.AsyncAnthropic(**self._options))
 
     async def aclose(self) -> None:
@@ -236,25 +229,14 @@ class AnthropicProvider:
         body = build_request(request, self.model, self.max_output_tokens)
         client = self._clients.get()
         state = StreamState()
-        final = FinalTextStream() if request.action_mode == "json" and not wants_structured_output(request) else None
-        try:
-            events = await client.messages.create(**body)
-            try:
-                async for event in events:
-                    text = state.add_event(event)
-                    shown = final.feed(text) if final is not None else text
-                    if shown:
-                        yield TextDelta(shown)
-            finally:
-                await events.close()
-        except self._anthropic.APIStatusError as error:
-            raise self._status_error(error) from error
-        except Exception as error:
-            failure = http_errors.vendor_failure(self.name, error, self._anthropic)
-            if failure is None:
-                raise
-            raise failure from error
-        for event in self._finish(request, state, final):
+        final = final_text_stream(request)
+        opened = partial(client.messages.create, **body)
+        deltas = sdk_deltas(self.name, self._anthropic, opened, state.add_event, final, self._status_error)
+        async with aclosing(deltas):
+            async for delta in deltas:
+                yield delta
+        stop_reason = STOP_REASONS.get(state.stop_reason or "end_turn", state.stop_reason or "stop")
+        for event in closing_events(request, final, state.text(), state.tool_calls(), state.usage(), stop_reason):
             yield event
 
     def _status_error(self, error: Any) -> ProviderError:
@@ -274,29 +256,8 @@ class AnthropicProvider:
             )
         return http_errors.status_error(self.name, status, headers, error.body, str(error.message))
 
-    def _finish(self, request: ModelRequest, state: StreamState, final: FinalTextStream | None) -> list[ModelEvent]:
-        stop_reason = STOP_REASONS.get(state.stop_reason or "end_turn", state.stop_reason or "stop")
-        if final is None:
-            return [
-                ModelTurn(
-                    text=state.text(), tool_calls=state.tool_calls(), usage=state.usage(), stop_reason=stop_reason
-                )
-            ]
-        turn = parse_action(state.text(), request.tools)
-        events: list[ModelEvent] = []
-        rest = final.rest(turn)
-        if rest:
-            events.append(TextDelta(rest))
-        reason = turn.stop_reason if stop_reason == "stop" else stop_reason
-        events.append(ModelTurn(text=turn.text, tool_calls=turn.tool_calls, usage=state.usage(), stop_reason=reason))
-        return events
-
 
 def from_spec(rest: str, config: ModelConfig) -> AnthropicProvider:
     """``anthropic:MODEL``, authenticated with ``ANTHROPIC_API_KEY``."""
-    if not rest:
-        raise ConfigError("model spec 'anthropic' needs a model name, for example 'anthropic:claude-sonnet-5'")
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise ConfigError(f"model {'anthropic:' + rest!r} needs an API key: set ANTHROPIC_API_KEY")
+    key = spec_api_key("anthropic", rest, "claude-sonnet-5", "ANTHROPIC_API_KEY")
     return AnthropicProvider(model=rest, api_key=key, max_output_tokens=config.max_output_tokens)

@@ -10,24 +10,25 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
-from protoagent.errors import ConfigError
+from protoagent.errors import ConfigError, ProviderError
 from protoagent.models import http_errors
 from protoagent.models.json_actions import (
-    FinalTextStream,
     action_schema,
     json_mode_system,
     new_call_id,
-    parse_action,
     render_history,
     wants_structured_output,
 )
 from protoagent.models.registry import ModelConfig
-from protoagent.models.sdk_client import LoopBoundClient
+from protoagent.models.sdk_client import LoopBoundClient, client_options, spec_api_key
+from protoagent.models.sdk_stream import closing_events, final_text_stream, sdk_deltas
 from protoagent.models.tool_arguments import parse_arguments
-from protoagent.models.types import Message, ModelEvent, ModelRequest, ModelTurn, TextDelta, ToolCall, Usage
+from protoagent.models.types import Message, ModelEvent, ModelRequest, ToolCall, Usage
 
 JsonFormat = Literal["json_object", "json_object_schema"]
 """How JSON action mode asks for JSON: plain ``json_object`` (OpenAI) or with the action schema
@@ -191,15 +192,8 @@ class OpenAICompatProvider:
         self.extra_options = dict(extra_options or {})
         """Extra ``chat.completions.create`` arguments for every request (``tool_choice``, ``seed`` ...)."""
         self._openai = openai
-        self._options: dict[str, Any] = {
-            # Servers on loopback often need no key, but the SDK insists on one.
-            "api_key": api_key or "unused",
-            "base_url": base_url,
-            "max_retries": 0,
-            "timeout": timeout if timeout is not None else 600.0,
-        }
-        if http_client is not None:
-            self._options["http_client"] = http_client
+        # Servers on loopback often need no key, but the SDK insists on one.
+        self._options = client_options(api_key or "unused", base_url, timeout, http_client)
         self._clients = LoopBoundClient(lambda: self._openai.AsyncOpenAI(**self._options))
         is_openai = name == "openai"
         self._max_tokens_field = "max_completion_tokens" if is_openai else "max_tokens"
@@ -245,55 +239,26 @@ class OpenAICompatProvider:
         body.update(self.extra_options)
         client = self._clients.get()
         state = StreamState()
-        final = FinalTextStream() if request.action_mode == "json" and not wants_structured_output(request) else None
-        try:
-            chunks = await client.chat.completions.create(**body)
-            try:
-                async for chunk in chunks:
-                    text = state.add_chunk(chunk)
-                    shown = final.feed(text) if final is not None else text
-                    if shown:
-                        yield TextDelta(shown)
-            finally:
-                await chunks.close()
-        except self._openai.APIStatusError as error:
-            raise http_errors.status_error(
-                self.name,
-                error.status_code,
-                http_errors.lower_headers(error.response.headers),
-                error.body,
-                error.message,
-            ) from error
-        except Exception as error:
-            failure = http_errors.vendor_failure(self.name, error, self._openai)
-            if failure is None:
-                raise
-            raise failure from error
-        for event in self._finish(request, state, final):
+        final = final_text_stream(request)
+        opened = partial(client.chat.completions.create, **body)
+        deltas = sdk_deltas(self.name, self._openai, opened, state.add_chunk, final, self._status_error)
+        async with aclosing(deltas):
+            async for delta in deltas:
+                yield delta
+        text = "".join(state.text)
+        for event in closing_events(
+            request, final, text, state.tool_calls(), state.usage, state.finish_reason or "stop"
+        ):
             yield event
 
-    def _finish(self, request: ModelRequest, state: StreamState, final: FinalTextStream | None) -> list[ModelEvent]:
-        text = "".join(state.text)
-        stop_reason = state.finish_reason or "stop"
-        if final is None:
-            return [ModelTurn(text=text, tool_calls=state.tool_calls(), usage=state.usage, stop_reason=stop_reason)]
-        turn = parse_action(text, request.tools)
-        events: list[ModelEvent] = []
-        rest = final.rest(turn)
-        if rest:
-            events.append(TextDelta(rest))
-        reason = turn.stop_reason if stop_reason == "stop" else stop_reason
-        events.append(ModelTurn(text=turn.text, tool_calls=turn.tool_calls, usage=state.usage, stop_reason=reason))
-        return events
+    def _status_error(self, error: Any) -> ProviderError:
+        headers = http_errors.lower_headers(error.response.headers)
+        return http_errors.status_error(self.name, error.status_code, headers, error.body, error.message)
 
 
 def from_openai_spec(rest: str, config: ModelConfig) -> OpenAICompatProvider:
     """``openai:MODEL``, authenticated with ``OPENAI_API_KEY``."""
-    if not rest:
-        raise ConfigError("model spec 'openai' needs a model name, for example 'openai:gpt-4.1'")
-    key = os.environ.get("OPENAI_API_KEY")
-    if not key:
-        raise ConfigError(f"model {'openai:' + rest!r} needs an API key: set OPENAI_API_KEY")
+    key = spec_api_key("openai", rest, "gpt-4.1", "OPENAI_API_KEY")
     return OpenAICompatProvider(name="openai", model=rest, api_key=key, max_output_tokens=config.max_output_tokens)
 
 
