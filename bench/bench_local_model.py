@@ -78,8 +78,9 @@ from protoagent.errors import ConfigError, LimitExceeded
 from protoagent.hooks.compact_protocol import CompactProtocolHook
 from protoagent.models import installed
 from protoagent.models.json_actions import action_schema, json_mode_system, parse_action, render_history
-from protoagent.models.llama_engine import LoadedModel, Prompt, cached_prefix, load_model, render_prompt
+from protoagent.models.llama_engine import LoadedModel, Prompt, load_model, render_prompt
 from protoagent.models.llama_local import LlamaLocalProvider, chat_messages, from_spec
+from protoagent.models.llama_sampling import cached_prefix
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import Message, ModelRequest, ModelTurn, ToolCall, ToolSchema
 from protoagent.workspace.tools import WORKSPACE_TOOLS
