@@ -10,7 +10,6 @@ against the greedy choice only; sampled ones go through ``create_completion``.
 
 from __future__ import annotations
 
-import atexit
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from protoagent.errors import LimitExceeded
+from protoagent.models.model_slots import ModelSlots
 
 CLOSE_RESERVE = 32
 """Output tokens kept for closing an action: a reply still inside a JSON string then is steered to
@@ -38,29 +38,9 @@ class LoadedModel:
     grammars: dict[str, Any] = field(default_factory=dict)
 
 
-_LOADED: dict[tuple[str, int], LoadedModel] = {}
-_LOADED_LOCK = threading.Lock()
-
-
 def load_model(path: Path, n_ctx: int) -> LoadedModel:
     """The process-wide model for this file and context size, loading it on first use."""
-    key = (str(path), n_ctx)
-    with _LOADED_LOCK:
-        loaded = _LOADED.get(key)
-        if loaded is None:
-            loaded = _load(path, n_ctx)
-            if not _LOADED:
-                atexit.register(_close_all)
-            _LOADED[key] = loaded
-        return loaded
-
-
-def _close_all() -> None:
-    """Free loaded models while the interpreter is whole (llama.cpp's own finalizer fails at teardown)."""
-    with _LOADED_LOCK:
-        for loaded in _LOADED.values():
-            loaded.llama.close()
-        _LOADED.clear()
+    return _LOADED.get(path, n_ctx)
 
 
 def _load(path: Path, n_ctx: int) -> LoadedModel:
@@ -75,6 +55,10 @@ def _load(path: Path, n_ctx: int) -> LoadedModel:
         template=metadata.get("tokenizer.chat_template"),
         architecture=metadata.get("general.architecture", ""),
     )
+
+
+_LOADED: ModelSlots[LoadedModel] = ModelSlots(_load, lambda loaded: loaded.llama.close())
+"""Loaded models, freed at exit while the interpreter is whole (llama.cpp's own finalizer fails at teardown)."""
 
 
 @dataclass(frozen=True, slots=True)

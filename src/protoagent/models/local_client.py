@@ -10,7 +10,6 @@ signal, the likely cause and the fix; the harness and its other sessions go on.
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import json
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from protoagent.errors import LimitExceeded, ProviderError
+from protoagent.models.model_slots import ModelSlots
 from protoagent.processes.reaper import spare, unspare
 
 PROVIDER = "local"
@@ -258,25 +258,10 @@ def _worker_error(error: dict[str, Any]) -> ProviderError | LimitExceeded:
     return ProviderError(message, provider=PROVIDER)
 
 
-_WORKERS: dict[tuple[str, int], LocalWorker] = {}
-_WORKERS_LOCK = threading.Lock()
+_WORKERS: ModelSlots[LocalWorker] = ModelSlots(LocalWorker, lambda worker: worker.close(wait_s=1.0))
+"""Workers, stopped at exit instead of leaving each to notice its parent's end."""
 
 
 def worker_for(path: Path, n_ctx: int) -> LocalWorker:
     """This process's worker for a GGUF file and context size (not started until asked)."""
-    key = (str(path), n_ctx)
-    with _WORKERS_LOCK:
-        worker = _WORKERS.get(key)
-        if worker is None:
-            if not _WORKERS:
-                atexit.register(_close_all)
-            worker = _WORKERS[key] = LocalWorker(path, n_ctx)
-        return worker
-
-
-def _close_all() -> None:
-    """Stop every worker at exit instead of leaving each to notice its parent's end."""
-    with _WORKERS_LOCK:
-        workers = list(_WORKERS.values())
-    for worker in workers:
-        worker.close(wait_s=1.0)
+    return _WORKERS.get(path, n_ctx)
