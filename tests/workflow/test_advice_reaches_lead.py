@@ -89,5 +89,5 @@ def test_a_reviewers_advice_in_the_same_turn_as_a_passing_verify_stays_in_the_re
     assert run.json["status"] == "completed" and run.json["verified"] is True
     assert len(run.requests("architect")) == 1  # verification closed the run: no request read the advice
     summary = run.json["summary"]
-    assert "Advice from reviewer that arrived as verification closed the run (not evidence):" in summary
+    assert "Advice from reviewer that the lead had not read when verification closed the run (not evidence):" in summary
     assert ADVICE in summary

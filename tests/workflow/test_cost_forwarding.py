@@ -228,6 +228,16 @@ def test_a_read_cut_to_the_budget_keeps_the_definition_the_assignment_names() ->
     assert focused_on(span, "in mod.py, line 121: return x - 30").start_line == 121
 
 
+def test_a_named_line_wins_over_a_named_symbol_and_brings_the_definition_that_holds_it() -> None:
+    body = "def memoize(f):\n    return f\n\n\n" + "".join(
+        f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(1, 60)
+    )
+    span = SourceSpan("calc.py", 1, 240, 240, "r", body)
+    focused = focused_on(span, "in calc.py memoize drops kwargs from the key: fix lines 122 and 162")
+    assert focused.start_line == 121 and focused.content.startswith("def f30(x):")
+    assert focused_on(span, "calc.py lines 7, 122").start_line == 5  # the first of a list, in def f1
+
+
 def test_a_tester_assignment_names_the_test_modules_the_checks_run_those_sharing_its_words_first(
     tmp_path: Path,
 ) -> None:

@@ -160,7 +160,7 @@ def verified_summary(events: Sequence[Event], record: TaskRecord) -> str:
     if later:
         parts.append("Also run after verification: " + ", ".join(later) + ".")
     advice = [
-        f"Advice from {role} that arrived as verification closed the run (not evidence):\n{text}"
+        f"Advice from {role} that the lead had not read when verification closed the run (not evidence):\n{text}"
         for role, text in unread.items()
     ]
     return "\n\n".join([" ".join(parts), *advice])

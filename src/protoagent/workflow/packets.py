@@ -164,16 +164,19 @@ def named_spans(spans: Sequence[SourceSpan], assignment: str) -> list[SourceSpan
     return chosen or list(spans)
 
 
-_LINE_REFERENCE = re.compile(r"\blines?\s+(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.I)
+_RANGE = r"\d+(?:\s*(?:-|–|to)\s*\d+)?"
+_LINE_REFERENCE = re.compile(rf"\blines?\s+({_RANGE}(?:\s*(?:,|and|&)\s*{_RANGE})*)", re.I)
+_NUMBERS = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(\d+))?")
 
 
 def _named_lines(text: str) -> set[int]:
-    """The line numbers ``text`` refers to ("line 50", "lines 49-54")."""
+    """The line numbers ``text`` refers to ("line 50", "lines 49-54", "lines 49 and 60")."""
     named: set[int] = set()
-    for match in _LINE_REFERENCE.finditer(text):
-        first = int(match.group(1))
-        last = int(match.group(2) or first)
-        named.update(range(first, min(last, first + 500) + 1))
+    for reference in _LINE_REFERENCE.finditer(text):
+        for match in _NUMBERS.finditer(reference.group(1)):
+            first = int(match.group(1))
+            last = int(match.group(2) or first)
+            named.update(range(first, min(last, first + 500) + 1))
     return named
 
 
@@ -241,19 +244,28 @@ def _covered(span: SourceSpan, kept: Sequence[SourceSpan]) -> bool:
     return any(k.path == span.path and k.start_line <= span.start_line and span.end_line <= k.end_line for k in kept)
 
 
+FOCUS_LOOKBACK = 40
+"""Lines above a named line searched for the definition it belongs to."""
+
+
 def focused_on(span: SourceSpan, assignment: str) -> SourceSpan:
-    """``span`` from the first line the assignment points at (a definition of a symbol it names,
-    or a line it names), so a cut keeps the part the worker was sent for; the whole span when
-    it points at none of its lines or at the first."""
+    """``span`` from the first line the assignment points at, so a cut keeps the part the worker
+    was sent for: a line it names (from the definition that holds it, when that starts at most
+    ``FOCUS_LOOKBACK`` lines above), else the definition of a symbol it names; the whole span
+    when it points at none of its lines or at the first."""
     named = _named_lines(assignment) if _names_path(assignment, span.path) else set()
     lines = span.content.splitlines(keepends=True)
-    for offset, line in enumerate(lines):
-        header = _DEFINES.match(line)
-        if (header is not None and _names_word(assignment, header.group(1))) or span.start_line + offset in named:
-            if offset == 0:
-                return span
-            return replace(span, start_line=span.start_line + offset, content="".join(lines[offset:]))
-    return span
+    inside = [n - span.start_line for n in sorted(named) if span.start_line <= n <= span.end_line]
+    if inside:
+        first = inside[0]
+        headers = [o for o in range(first, max(first - FOCUS_LOOKBACK, 0) - 1, -1) if _DEFINES.match(lines[o])]
+        start = headers[0] if headers else first
+    else:
+        defined = (o for o, line in enumerate(lines) if (h := _DEFINES.match(line)) and _names_word(assignment, h[1]))
+        start = next(defined, 0)
+    if start == 0:
+        return span
+    return replace(span, start_line=span.start_line + start, content="".join(lines[start:]))
 
 
 def _fitted(span: SourceSpan, max_lines: int, max_chars: int) -> SourceSpan | None:
