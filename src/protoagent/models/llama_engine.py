@@ -173,10 +173,11 @@ def generate(
                 first.append(time.monotonic())
             emit(text)
 
+        decoding = _Decoding(model, job, prompt, max_tokens, timed, cancelled)
         if job.temperature == 0.0:
-            reply, cached = _greedy(model, job, prompt, max_tokens, cached, timed, cancelled)
+            reply, cached = _greedy(decoding, cached)
         else:
-            reply = _sample(model, job, prompt, max_tokens, timed, cancelled)
+            reply = _sample(decoding)
         ended = time.monotonic()
         output = llama.tokenize(reply.encode("utf-8"), add_bos=False, special=True)
         evaluated = prompt_evaluations(llama) - evaluated_before
@@ -193,57 +194,55 @@ def prompt_evaluations(llama: Any) -> int:
     return int(llama_cpp.llama_perf_context(llama._ctx.ctx).n_p_eval)
 
 
-def _greedy(
-    model: LoadedModel,
-    job: GenerateJob,
-    prompt: Prompt,
-    max_tokens: int,
-    cached: int,
-    emit: Callable[[str], None],
-    cancelled: Callable[[], bool],
-) -> tuple[str, int]:
+@dataclass(frozen=True, slots=True)
+class _Decoding:
+    """One reply to decode: the model, the job, its rendered prompt and budget, where text goes."""
+
+    model: LoadedModel
+    job: GenerateJob
+    prompt: Prompt
+    max_tokens: int
+    emit: Callable[[str], None]
+    cancelled: Callable[[], bool]
+
+
+def _greedy(decoding: _Decoding, cached: int) -> tuple[str, int]:
     """Greedy generation with the grammar checked lazily: the reply and the prompt tokens reused."""
     from protoagent.models.llama_sampling import greedy_generate
 
+    job, max_tokens = decoding.job, decoding.max_tokens
     generation = greedy_generate(
-        model.llama,
-        prompt.tokens,
+        decoding.model.llama,
+        decoding.prompt.tokens,
         reuse=cached,
         max_tokens=max_tokens,
-        stop=prompt.stop,
-        grammar=grammar_for(model, job.schema),
-        emit=emit,
-        cancelled=cancelled,
+        stop=decoding.prompt.stop,
+        grammar=grammar_for(decoding.model, job.schema),
+        emit=decoding.emit,
+        cancelled=decoding.cancelled,
         close_within=min(CLOSE_RESERVE, max_tokens // 4) if job.close else 0,
     )
     return generation.text, generation.reused
 
 
-def _sample(
-    model: LoadedModel,
-    job: GenerateJob,
-    prompt: Prompt,
-    max_tokens: int,
-    emit: Callable[[str], None],
-    cancelled: Callable[[], bool],
-) -> str:
+def _sample(decoding: _Decoding) -> str:
     """Sampled (temperature > 0) generation through llama-cpp-python's own sampler chain."""
     pieces: list[str] = []
-    chunks: Iterator[Any] = model.llama.create_completion(
-        prompt=prompt.tokens,
-        max_tokens=max_tokens,
-        temperature=job.temperature,
-        stop=prompt.stop,
-        grammar=grammar_for(model, job.schema),
+    chunks: Iterator[Any] = decoding.model.llama.create_completion(
+        prompt=decoding.prompt.tokens,
+        max_tokens=decoding.max_tokens,
+        temperature=decoding.job.temperature,
+        stop=decoding.prompt.stop,
+        grammar=grammar_for(decoding.model, decoding.job.schema),
         stream=True,
     )
     for chunk in chunks:
-        if cancelled():
+        if decoding.cancelled():
             break
         text = chunk["choices"][0]["text"]
         if text:
             pieces.append(text)
-            emit(text)
+            decoding.emit(text)
     close = getattr(chunks, "close", None)
     if close is not None:
         close()
