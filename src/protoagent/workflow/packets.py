@@ -213,6 +213,11 @@ def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
+def paths_read(events: Sequence[Event], agents: Collection[str]) -> set[str]:
+    """Every file ``agents`` were shown any lines of, whatever its revision now."""
+    return {span.path for event in events for span in _spans_of(event, agents)}
+
+
 def _spans_of(event: Event, agents: Collection[str]) -> list[SourceSpan]:
     """The source ``event`` showed ``agent``: an ok ``read_file`` result or the harness's
     localized source."""

@@ -10,7 +10,7 @@ from typing import Literal
 from protoagent.agents.compile import EffectiveAgent
 from protoagent.agents.loop import AgentLoop, Budget, TurnOutcome
 from protoagent.agents.presets import Preset
-from protoagent.agents.profiles import ARCHITECT, EXPLORER, TESTER
+from protoagent.agents.profiles import ARCHITECT, CODER, EXPLORER, TESTER
 from protoagent.agents.session import AgentSession
 from protoagent.errors import ToolRejected, YieldControl
 from protoagent.events.catalog import ModelRequested, ToolEnded
@@ -22,7 +22,9 @@ from protoagent.tools.base import ToolContext
 from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.facts import writes
-from protoagent.workflow.packets import SPAN_BUDGETS, TESTER_SPAN_BUDGETS, read_spans, render_spans
+from protoagent.workflow.localized import record_localized
+from protoagent.workflow.named_files import NAMED_FILE_BUDGETS, render_named, unread_named_spans
+from protoagent.workflow.packets import SPAN_BUDGETS, TESTER_SPAN_BUDGETS, paths_read, read_spans, render_spans
 from protoagent.workflow.reports import (
     ADVICE_CHARS,
     FileChange,
@@ -114,7 +116,12 @@ class WorkerRunner:
         return loop, assignment
 
     def _packet(
-        self, task: str, window_turns: int | None = None, advice: str | None = None, tester: bool = False
+        self,
+        task: str,
+        window_turns: int | None = None,
+        advice: str | None = None,
+        tester: bool = False,
+        unread: bool = False,
     ) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
         read that the task names (current revisions only; Tester, who only reads, gets more of
@@ -125,6 +132,12 @@ class WorkerRunner:
         budget = (TESTER_SPAN_BUDGETS if tester else SPAN_BUDGETS)[self.profile]
         spans, stale = read_spans(events, root, budget, agents=readers, assignment=task)
         parts = [render_spans(spans, stale)]
+        if unread:  # the files it names that no one read: Coder would read them first
+            named = unread_named_spans(
+                root, task, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile]
+            )
+            record_localized(self.session.log, named, agent=CODER)
+            parts.append(render_named(named))
         if tester:
             parts.append(test_files_note(self.session.services.checks, task) or "")
         if advice:
@@ -140,7 +153,7 @@ class WorkerRunner:
         advice = self._advice_the_lead_has_not_seen("tester")
         loop, assignment = self._assignment("coder", task, self._role("coder", roles.coder))
         self.board.new_inference()
-        loop.start_turn(assignment, context=self._packet(task, loop.role.max_steps, advice))
+        loop.start_turn(assignment, context=self._packet(task, loop.role.max_steps, advice, unread=True))
         outcome = await self._windows(loop)
         outcome = replace(outcome, changes=file_changes(log.events, "coder", self.assignments["coder"]))
         loop.end_turn(

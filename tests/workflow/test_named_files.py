@@ -1,0 +1,54 @@
+"""A Coder assignment carries the files it names that no agent read, so the Coder edits them
+without reading them first; hidden files, files outside the workspace and files already read are
+never added (issue: cost of real work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protoagent.workflow.named_files import NAMED_FILES_HEADER, named_paths
+
+from .support import DATE_REPO, call, run_workflow, say, sha
+
+NOTES = "".join(f"- note {n}\n" for n in range(1, 200)) + "- `parse_date` keeps the month\n"
+FILES = {**DATE_REPO, "docs/notes.rst": NOTES, "CHANGELOG": "2.0\n- first\n", ".env": "TOKEN=secret\n"}
+
+
+def test_a_coder_edits_a_file_its_assignment_names_without_reading_it_and_nothing_hidden_is_added(
+    tmp_path: Path,
+) -> None:
+    task = "add '- dates fixed' to the top of CHANGELOG, fix `parse_date` in docs/notes.rst, never touch .env"
+    changelog = FILES["CHANGELOG"]
+    turns = [
+        call("coder", "architect", task=task),
+        call(
+            "edit_file",
+            "coder",
+            path="CHANGELOG",
+            old="2.0\n",
+            new="2.1\n- dates fixed\n\n2.0\n",
+            expected_revision=sha(changelog),
+        ),
+        call("report_task", "coder", status="done", summary="logged"),
+        say("Done.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "log the date fix", turns, files=FILES)
+    (first, *_) = run.requests("coder")
+    shown = "\n".join(m.content for m in first.messages)
+    assert shown.count(NAMED_FILES_HEADER) == 1 and shown.count("--- CHANGELOG lines") == 1
+    assert f"--- CHANGELOG lines 1-2 of 2; revision {sha(FILES['CHANGELOG'])}" in shown
+    assert "--- docs/notes.rst lines 195-200 of 200" in shown and "200| - `parse_date` keeps the month" in shown
+    assert "TOKEN=secret" not in shown and ".env lines" not in shown
+    assert (run.root / "CHANGELOG").read_text() == "2.1\n- dates fixed\n\n2.0\n- first\n"
+    (localized,) = [e for e in run.of("source.localized") if e.agent == "coder"]
+    assert [span["path"] for span in localized.payload["spans"]] == ["CHANGELOG", "docs/notes.rst"]
+    assert len(run.requests("coder")) == 2  # the edit, then nothing more: no read first
+
+
+def test_only_files_inside_the_workspace_that_no_agent_read_are_named(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/a.rst").write_text("a\n")
+    (tmp_path / "README").write_text("r\n")
+    (tmp_path / ".env").write_text("x\n")
+    text = "see docs/a.rst, ../outside.txt, .env, README, Readme, docs/missing.rst and docs/a.rst again"
+    assert named_paths(text, tmp_path) == ["docs/a.rst", "README"]
