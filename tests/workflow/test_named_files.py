@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protoagent.workflow.named_files import NAMED_FILES_HEADER, named_paths
+from protoagent.workflow.named_files import NAMED_FILE_BUDGETS, NAMED_FILES_HEADER, named_paths, unread_named_spans
 
 from .support import DATE_REPO, call, run_workflow, say, sha
 
@@ -52,3 +52,14 @@ def test_only_files_inside_the_workspace_that_no_agent_read_are_named(tmp_path: 
     (tmp_path / ".env").write_text("x\n")
     text = "see docs/a.rst, ../outside.txt, .env, README, Readme, docs/missing.rst and docs/a.rst again"
     assert named_paths(text, tmp_path) == ["docs/a.rst", "README"]
+
+
+def test_a_named_link_that_leads_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs/link.rst").symlink_to(outside)
+    (root / "docs/real.rst").write_text("real\n")
+    spans = unread_named_spans(root, "edit docs/link.rst and docs/real.rst", (), NAMED_FILE_BUDGETS["standard"])
+    assert [s.path for s in spans] == ["docs/real.rst"]
