@@ -46,7 +46,6 @@ class NativeMcpTool(Tool[NativeMcpInput, CallPlan]):
 
     name = "mcp__server__tool"
     description = "An MCP server's tool."
-    input_model = NativeMcpInput
     metadata = ToolMetadata(effect="execute")
     server = ""
     tool = ""

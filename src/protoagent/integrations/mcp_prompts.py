@@ -93,7 +93,6 @@ async def get_prompt(session: ClientSession, name: str, arguments: dict[str, str
 class McpResourcesTool(Tool[McpResourcesInput]):
     name = "mcp_resources"
     description = "List an MCP server's resources, or read one by URI (untrusted external content)."
-    input_model = McpResourcesInput
     metadata = ToolMetadata(effect="execute", observation="exact")
 
     def prepare(self, args: McpResourcesInput, ctx: ToolContext) -> Prepared:
@@ -110,7 +109,6 @@ class McpResourcesTool(Tool[McpResourcesInput]):
 class McpPromptsTool(Tool[McpPromptsInput]):
     name = "mcp_prompts"
     description = "List an MCP server's prompts, or get one with its arguments (untrusted external content)."
-    input_model = McpPromptsInput
     metadata = ToolMetadata(effect="execute", observation="exact")
 
     def prepare(self, args: McpPromptsInput, ctx: ToolContext) -> Prepared:

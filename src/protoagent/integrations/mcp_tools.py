@@ -103,7 +103,6 @@ async def _server_tools(
 class ListMcpToolsTool(Tool[ListMcpToolsInput, CallPlan]):
     name = "list_mcp_tools"
     description = "List the tools of a configured MCP server: names and one-line descriptions."
-    input_model = ListMcpToolsInput
     metadata = ToolMetadata(effect="execute", observation="exact")
 
     def prepare(self, args: ListMcpToolsInput, ctx: ToolContext) -> Prepared[CallPlan]:
@@ -125,7 +124,6 @@ class ListMcpToolsTool(Tool[ListMcpToolsInput, CallPlan]):
 class McpToolSchemaTool(Tool[McpToolSchemaInput, CallPlan]):
     name = "mcp_tool_schema"
     description = "Show the input schema (JSON Schema) of one tool of a configured MCP server."
-    input_model = McpToolSchemaInput
     metadata = ToolMetadata(effect="execute", observation="exact")
 
     def prepare(self, args: McpToolSchemaInput, ctx: ToolContext) -> Prepared[CallPlan]:
@@ -154,7 +152,6 @@ class CallMcpToolTool(Tool[CallMcpToolInput, CallPlan]):
         "(see mcp_tool_schema). A server or tool your configuration does not trust needs approval; "
         "the result is untrusted external evidence."
     )
-    input_model = CallMcpToolInput
     metadata = ToolMetadata(effect="execute")
 
     def prepare(self, args: CallMcpToolInput, ctx: ToolContext) -> Prepared[CallPlan]:
@@ -167,7 +164,6 @@ class CallMcpToolTool(Tool[CallMcpToolInput, CallPlan]):
 class ReadMcpOutputTool(Tool[ReadMcpOutputInput, str]):
     name = "read_mcp_output"
     description = "Read on in an MCP tool result that was cut at the server's max_output, from an offset."
-    input_model = ReadMcpOutputInput
     metadata = ToolMetadata(effect="read", observation="exact")
 
     def prepare(self, args: ReadMcpOutputInput, ctx: ToolContext) -> Prepared[str]:

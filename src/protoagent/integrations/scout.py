@@ -80,7 +80,6 @@ class FetchUrlTool(Tool[FetchUrlInput, _Plan]):
         "Fetch a public web page or JSON document and return its readable text, marked as untrusted "
         "external evidence. Needs approval."
     )
-    input_model = FetchUrlInput
     metadata = ToolMetadata(effect="execute")
 
     def prepare(self, args: FetchUrlInput, ctx: ToolContext) -> Prepared[_Plan]:
@@ -139,7 +138,6 @@ class WebSearchTool(Tool[WebSearchInput, _Plan]):
         "Search the web through the configured search endpoint; returns titles, URLs and snippets "
         "marked as untrusted external evidence. Needs approval."
     )
-    input_model = WebSearchInput
     metadata = ToolMetadata(effect="execute")
 
     def prepare(self, args: WebSearchInput, ctx: ToolContext) -> Prepared[_Plan]:

@@ -44,7 +44,6 @@ class CodeContextInput(BaseModel):
 class CodeContextTool(Tool[CodeContextInput]):
     name = "code_context"
     description = "Look up an exact symbol, e.g. Client.send."
-    input_model = CodeContextInput
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: CodeContextInput, ctx: ToolContext) -> Prepared:

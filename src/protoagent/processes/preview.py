@@ -139,7 +139,6 @@ class PreviewTool(Tool[PreviewInput]):
         "Run a dev server for the user to look at, on a loopback port: start (command, port), "
         "status, logs (new output), stop. It runs until stopped or the run ends."
     )
-    input_model: ClassVar[type[BaseModel]] = PreviewInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 
     def prepare(self, args: PreviewInput, ctx: ToolContext) -> Prepared:

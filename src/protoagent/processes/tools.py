@@ -92,7 +92,6 @@ class _Launch:
 class ExecuteCommandTool(Tool[ExecuteCommandInput]):
     name: ClassVar[str] = "execute_command"
     description: ClassVar[str] = "Run one program (argv, no shell)."
-    input_model: ClassVar[type[BaseModel]] = ExecuteCommandInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 
     def prepare(self, args: ExecuteCommandInput, ctx: ToolContext) -> Prepared:
@@ -114,7 +113,6 @@ class ShellTool(Tool[ShellInput]):
         "Run a non-interactive command line with /bin/sh -c. If it is still running after "
         "yield_time_ms, you get a process id to use with the process tool."
     )
-    input_model: ClassVar[type[BaseModel]] = ShellInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="execute", presentation="terminal")
 
     def prepare(self, args: ShellInput, ctx: ToolContext) -> Prepared:
@@ -143,7 +141,6 @@ class ProcessTool(Tool[ProcessInput]):
         "Manage commands shell left running: list them, poll (new output, no waiting), wait up to "
         "timeout_ms, or terminate the whole process group. Output is never shown twice."
     )
-    input_model: ClassVar[type[BaseModel]] = ProcessInput
     metadata: ClassVar[ToolMetadata] = ToolMetadata(effect="read", presentation="terminal")
 
     def prepare(self, args: ProcessInput, ctx: ToolContext) -> Prepared:

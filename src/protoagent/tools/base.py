@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal
+from typing import Any, ClassVar, Generic, Literal, get_args
 from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel
@@ -92,13 +92,25 @@ class Tool(ABC, Generic[InputT, StateT]):
     ``prepare`` validates against live state and builds the preview; it raises
     ``ToolRejected`` for anything the model can correct, before any approval.
     ``execute`` performs the effect and returns a ``ToolOutput``. ``Tool[Input, State]`` types
-    what ``prepare`` hands ``execute`` (``Prepared[State]``), so ``execute`` needs no check of it.
+    what ``prepare`` hands ``execute`` (``Prepared[State]``), so ``execute`` needs no check of it,
+    and names the input model: ``input_model`` is ``Input`` unless the class sets it itself.
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
     input_model: ClassVar[type[BaseModel]]
+    """The model call arguments are validated into; by default the ``Input`` of ``Tool[Input, ...]``."""
     metadata: ClassVar[ToolMetadata] = ToolMetadata()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "input_model" in cls.__dict__:
+            return  # set by the class itself (a tool class built at run time)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            declared = get_args(base)[:1]
+            if declared and isinstance(declared[0], type) and issubclass(declared[0], BaseModel):
+                cls.input_model = declared[0]
+                return
 
     @abstractmethod
     def prepare(self, args: InputT, ctx: ToolContext) -> Prepared[StateT]: ...

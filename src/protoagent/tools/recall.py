@@ -63,7 +63,6 @@ def _read_artifact(path: Path, start: int, limit: int) -> tuple[str, int]:
 class RecallTool(Tool[RecallInput]):
     name = "recall"
     description = "Show a projected tool result again, by its call id."
-    input_model = RecallInput
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: RecallInput, ctx: ToolContext) -> Prepared:

@@ -116,7 +116,6 @@ class _ReadPlan:
 class ReadFileTool(Tool[ReadFileInput, _ReadPlan]):
     name = "read_file"
     description = "Read a file's lines and its revision."
-    input_model = ReadFileInput
     metadata = ToolMetadata(effect="read", observation="revision_aware")
 
     def prepare(self, args: ReadFileInput, ctx: ToolContext) -> Prepared[_ReadPlan]:
@@ -158,7 +157,6 @@ class EditFileTool(Tool[EditFileInput, _WritePlan]):
         "Replace old (exact text occurring once) with new. Several spans of one revision: "
         "edits=[{old,new},...], all or none."
     )
-    input_model = EditFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
@@ -204,7 +202,6 @@ def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
 class CreateFileTool(Tool[CreateFileInput, _WritePlan]):
     name = "create_file"
     description = "Create a new file and its parent directories; fails if it exists."
-    input_model = CreateFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
@@ -230,7 +227,6 @@ def _bounded(content: str, path: str) -> bytes:
 class ReplaceFileTool(Tool[ReplaceFileInput, _WritePlan]):
     name = "replace_file"
     description = "Replace a whole existing file; prefer edit_file for small changes."
-    input_model = ReplaceFileInput
     metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
@@ -254,7 +250,6 @@ class ReplaceFileTool(Tool[ReplaceFileInput, _WritePlan]):
 class ListDirectoryTool(Tool[ListDirectoryInput, str]):
     name = "list_directory"
     description = "List a directory."
-    input_model = ListDirectoryInput
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: ListDirectoryInput, ctx: ToolContext) -> Prepared[str]:
@@ -278,7 +273,6 @@ class ListDirectoryTool(Tool[ListDirectoryInput, str]):
 class SearchRegexTool(Tool[SearchRegexInput, SearchRegexInput]):
     name = "search_regex"
     description = "Python regex per line; skips git-ignored files."
-    input_model = SearchRegexInput
     metadata = ToolMetadata(effect="read")
 
     def prepare(self, args: SearchRegexInput, ctx: ToolContext) -> Prepared[SearchRegexInput]:
