@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from protoagent.errors import ToolRejected
-from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
+from protoagent.tools.base import InputT, Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
 from protoagent.workspace.edits import diff_stat, replace_each_exactly_once, whole_file_diff
 from protoagent.workspace.files import (
     MAX_FILE_BYTES,
@@ -76,6 +76,15 @@ class _WritePlan:
     """The text the write replaces (None for a new file): recorded as the write's preimage."""
 
 
+class _WriteTool(Tool[InputT, _WritePlan]):
+    """A tool that writes one file: shown as a diff, approved as a write, written atomically."""
+
+    metadata = ToolMetadata(effect="write", presentation="diff")
+
+    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
+        return await _execute_write(prepared.state, ctx)
+
+
 async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
     def write() -> str:
         with _workspace(ctx, plan.path) as (root_fd, rel):
@@ -93,6 +102,13 @@ async def _execute_write(plan: _WritePlan, ctx: ToolContext) -> ToolOutput:
     data["lines_added"], data["lines_removed"] = diff_stat(plan.diff)
     data.update(write_images(plan.before, plan.data))
     return ToolOutput(f"{plan.summary}; source_revision: {revision}", data=data)
+
+
+def _rewritable(ctx: ToolContext, path: str) -> str:
+    """The shown path of an existing file a tool is about to rewrite; a protected file is refused."""
+    where = _locate(ctx, path)
+    refuse_protected(where.rel)
+    return where.shown
 
 
 def _read_current(ctx: ToolContext, path: str, expected_revision: str) -> tuple[str, str]:
@@ -151,27 +167,21 @@ class ReadFileTool(Tool[ReadFileInput, _ReadPlan]):
         return ToolOutput(f"{header}\n{span.content}{footer}", data=result)
 
 
-class EditFileTool(Tool[EditFileInput, _WritePlan]):
+class EditFileTool(_WriteTool[EditFileInput]):
     name = "edit_file"
     description = (
         "Replace old (exact text occurring once) with new. Several spans of one revision: "
         "edits=[{old,new},...], all or none."
     )
-    metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
-        where = _locate(ctx, args.path)
-        refuse_protected(where.rel)
-        path = where.shown
+        path = _rewritable(ctx, args.path)
         pairs = _edit_pairs(args)
         text, revision = _read_current(ctx, path, args.expected_revision)
         edit = replace_each_exactly_once(text, pairs, path)
         summary = f"edited {path} lines {edit.lines_label()}"
         plan = _WritePlan(path, edit.text.encode("utf-8"), revision, summary, edit.diff, before=text)
         return Prepared(preview=edit.diff, effect="write", paths=(path,), state=plan)
-
-    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
-        return await _execute_write(prepared.state, ctx)
 
 
 def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
@@ -199,10 +209,9 @@ def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
     return pairs
 
 
-class CreateFileTool(Tool[CreateFileInput, _WritePlan]):
+class CreateFileTool(_WriteTool[CreateFileInput]):
     name = "create_file"
     description = "Create a new file and its parent directories; fails if it exists."
-    metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
         path = _locate(ctx, args.path).shown
@@ -213,9 +222,6 @@ class CreateFileTool(Tool[CreateFileInput, _WritePlan]):
         plan = _WritePlan(path, data, None, f"created {path}", diff)
         return Prepared(diff, "write", paths=(path,), state=plan)
 
-    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
-        return await _execute_write(prepared.state, ctx)
-
 
 def _bounded(content: str, path: str) -> bytes:
     data = content.encode("utf-8")
@@ -224,15 +230,12 @@ def _bounded(content: str, path: str) -> bytes:
     return data
 
 
-class ReplaceFileTool(Tool[ReplaceFileInput, _WritePlan]):
+class ReplaceFileTool(_WriteTool[ReplaceFileInput]):
     name = "replace_file"
     description = "Replace a whole existing file; prefer edit_file for small changes."
-    metadata = ToolMetadata(effect="write", presentation="diff")
 
     def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
-        where = _locate(ctx, args.path)
-        refuse_protected(where.rel)
-        path = where.shown
+        path = _rewritable(ctx, args.path)
         text, revision = _read_current(ctx, path, args.expected_revision)
         content = args.content
         if uses_crlf(text) and "\r\n" not in content:
@@ -242,9 +245,6 @@ class ReplaceFileTool(Tool[ReplaceFileInput, _WritePlan]):
         diff = whole_file_diff(path, text, content)
         plan = _WritePlan(path, _bounded(content, path), revision, f"replaced {path}", diff, before=text)
         return Prepared(diff, "write", paths=(path,), state=plan)
-
-    async def execute(self, prepared: Prepared[_WritePlan], ctx: ToolContext) -> ToolOutput:
-        return await _execute_write(prepared.state, ctx)
 
 
 class ListDirectoryTool(Tool[ListDirectoryInput, str]):
