@@ -104,7 +104,7 @@ def test_task_record_updates_are_appended_and_the_prefix_stays_byte_stable(tmp_p
 def test_the_current_assignments_reads_stay_exact_over_the_budget(tmp_path: Path) -> None:
     big = "".join(f"# line {n:04d} {'y' * 60}\n" for n in range(240))
     turns = [
-        call("coder", "architect", task="add a docstring to dates.py after reading big.py"),
+        call("coder", "architect", task="add a docstring to dates.py after reading the big module"),
         call("read_file", "coder", "big_1", path="big.py", start_line=1, end_line=110),
         call("read_file", "coder", "big_2", path="big.py", start_line=111, end_line=220),
         call("read_file", "coder", path="dates.py"),
