@@ -51,7 +51,7 @@ def test_a_criterion_no_check_sees_gets_one_closing_request_with_the_diff_and_th
     assert all(m.role == "user" for m in review_messages)  # a fresh conversation: no earlier reads or calls
     assert sum(len(m.content) for m in review_messages) < sum(len(m.content) for m in architect[2].messages)
     closing = review_messages[0].content
-    assert "no check measures criteria [2]" in closing
+    assert "no check result shows criteria [2] met" in closing
     assert "1. unittest passes (covered by a check)" in closing and f"2. {CHANGELOG} (no check)" in closing
     assert "+- parse_date keeps the month" in closing and "+    return int(year), int(month), int(day)" in closing
     assert "review_criteria" in {t.name for t in architect[3].tools}

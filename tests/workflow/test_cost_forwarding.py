@@ -192,6 +192,29 @@ def test_what_the_tester_read_reaches_the_coder_without_a_read(tmp_path: Path) -
     assert "Source already read in this task" in coder and "--- test_app.py lines 1-6 of 6" in coder
 
 
+def test_a_file_the_testers_same_turn_advice_names_reaches_the_coder_with_what_the_tester_read(
+    tmp_path: Path,
+) -> None:
+    same_turn = {
+        "role": "architect",
+        "tool_calls": [
+            {"name": "tester", "arguments": {"task": "propose cases for count in app.py"}},
+            {"name": "coder", "arguments": {"task": "fix count in app.py and add the Tester's cases"}},
+        ],
+    }
+    turns = [
+        call("read_file", "architect", path="app.py"),
+        same_turn,
+        call("read_file", "tester", path="test_app.py"),
+        say("Add test_count to class T in test_app.py: count(['a']) == 1.", "tester"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
+    coder = _shown(run.requests("coder")[0])
+    assert "--- test_app.py lines 1-6 of 6" in coder  # the task never names it; the advice does
+
+
 def test_a_file_is_named_by_its_path_its_name_or_a_path_ending_in_it_but_not_by_a_longer_name() -> None:
     span = SourceSpan("src/pkg/util.py", 1, 2, 2, "r", UTIL)
     other = SourceSpan("src/pkg/app.py", 1, 2, 10, "r", APP)

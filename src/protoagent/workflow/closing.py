@@ -116,9 +116,10 @@ def review_request(events: Sequence[Event], record: TaskRecord) -> str:
     unchecked = set(unchecked_criteria(events, record))
     checks = ", ".join(f"{r.id} passed ({_tests(r.tests_run)})" for r in passed)
     lines = [
-        f"Final verification passed ({checks}), but no check measures criteria {sorted(unchecked)}. Review the "
-        "final diff below against them (and the repository's AGENTS.md rules): call review_criteria(met=[...]) "
-        "with the positions it meets, or give Coder one repair assignment. Checks still decide verified.",
+        f"Final verification passed ({checks}), but no check result shows criteria {sorted(unchecked)} met. "
+        "Review the final diff below against them (and any AGENTS.md rules in your instructions): call "
+        "review_criteria(met=[...]) with the positions it meets, or give Coder one repair assignment. Checks still "
+        "decide verified.",
         "",
         "Criteria:",
     ]

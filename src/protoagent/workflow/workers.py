@@ -126,15 +126,17 @@ class WorkerRunner:
         """What the assignment starts from besides its task: the source the Architect already
         read that the task names (current revisions only; Tester, who only reads, gets more of
         it), advice its lead has not seen yet, for Tester the test modules the checks run and, for
-        Coder, the size of its work window."""
+        Coder, the size of its work window. What the worker is told (its task and that advice)
+        decides which files and lines count as named."""
         events, root = self.session.log.events, self.session.root
         readers = (ARCHITECT, TESTER, EXPLORER)  # the lead and its read-only workers
         budget = (TESTER_SPAN_BUDGETS if tester else SPAN_BUDGETS)[self.profile]
-        spans, stale = read_spans(events, root, budget, agents=readers, assignment=task)
+        told = f"{task}\n{advice}" if advice else task
+        spans, stale = read_spans(events, root, budget, agents=readers, assignment=told)
         parts = [render_spans(spans, stale)]
         if unread:  # the files it names that no one read: Coder would read them first
             named = unread_named_spans(
-                root, task, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile]
+                root, told, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile]
             )
             record_localized(self.session.log, named, agent=CODER)
             parts.append(render_named(named))
