@@ -8,6 +8,7 @@ from pathlib import Path
 
 from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
+from protoagent.workflow.named_files import NAMED_FILES_HEADER, TEST_MODULE_HEADER
 from protoagent.workflow.packets import SourceSpan, focused_on, named_spans, render_together
 
 from .support import call, run_workflow, say, sha
@@ -297,3 +298,20 @@ def test_a_tester_packet_holds_more_of_what_the_lead_read_than_a_coder_assignmen
     tester, coder = _shown(run.requests("tester")[0]), _shown(run.requests("coder")[0])
     assert "--- mod.py lines 1-240 of 240" in tester and "--- test_mod.py lines 1-100 of 100" in tester
     assert "--- mod.py lines" in coder and "--- mod.py lines 1-240 of 240" not in coder  # 200 lines for Coder
+
+
+def test_a_tester_gets_the_unread_test_module_most_like_its_assignment_and_it_counts_as_read(tmp_path: Path) -> None:
+    files = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
+    turns = [
+        call("tester", "architect", task="propose cases for render"),
+        say("render(['a', 'b']) should be 'a;b'.", "tester"),
+        call("coder", "architect", task="add the render cases to tests/test_render.py"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    tester, coder = _shown(run.requests("tester")[0]), _shown(run.requests("coder")[0])
+    assert TEST_MODULE_HEADER in tester and "--- tests/test_render.py lines 1-6 of 6" in tester
+    assert "--- tests/test_count.py" not in tester
+    assert [e.agent for e in run.of("source.localized") if e.agent == "tester"] == ["tester"]
+    assert "--- tests/test_render.py lines 1-6 of 6" in coder and NAMED_FILES_HEADER not in coder  # read already

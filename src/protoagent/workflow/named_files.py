@@ -35,6 +35,10 @@ NAMED_FILES_HEADER = (
     "Files your assignment names that no agent had read, read by the harness for you (current "
     "revisions; no need to read these lines again):"
 )
+TEST_MODULE_HEADER = (
+    "The test module of the checks that shares most words with your assignment, which no agent had "
+    "read, read by the harness for you (current revision; no need to read these lines again):"
+)
 _PATH = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*)(?![\w/-])")
 _CODE = re.compile(r"`([^`\s]+)`|\b([A-Za-z_][\w]*)\(|\b([A-Za-z]+_[\w]*)\b")
 
@@ -46,11 +50,15 @@ def named_paths(assignment: str, root: Path) -> list[str]:
         token = match.group(1)
         if "/" not in token and "." not in token and not token.isupper():
             continue  # a plain word; a root file without a suffix is named in capitals (CHANGELOG)
-        if any(part.startswith(".") for part in token.split("/")) or token in found:
+        if _hidden(token) or token in found:
             continue
         if (root / token).is_file():
             found.append(token)
     return found
+
+
+def _hidden(path: str) -> bool:
+    return any(part.startswith(".") for part in path.split("/"))
 
 
 def _symbols(assignment: str) -> set[str]:
@@ -59,14 +67,16 @@ def _symbols(assignment: str) -> set[str]:
 
 
 def unread_named_spans(
-    root: Path, assignment: str, read_paths: Collection[str], budget: SpanBudget
+    root: Path, assignment: str, read_paths: Collection[str], budget: SpanBudget, *, paths: Sequence[str] | None = None
 ) -> tuple[SourceSpan, ...]:
-    """The files ``assignment`` names that are not in ``read_paths``, each whole or from a few
-    lines above the first line holding a named symbol, within ``budget`` together."""
+    """The files ``assignment`` names (or ``paths``, chosen otherwise) that are not in
+    ``read_paths``, each whole or from a few lines above the first line holding a symbol the
+    assignment names, within ``budget`` together."""
     spans: list[SourceSpan] = []
     lines, chars = budget.lines, budget.chars
     symbols = _symbols(assignment)
-    for path in [p for p in named_paths(assignment, root) if p not in read_paths][:MAX_FILES]:
+    chosen = named_paths(assignment, root) if paths is None else [p for p in paths if not _hidden(p)]
+    for path in [p for p in chosen if p not in read_paths][:MAX_FILES]:
         if lines <= 0 or chars <= 0:
             break
         span = _read(root, path, symbols, lines, chars)
@@ -77,9 +87,9 @@ def unread_named_spans(
     return tuple(spans)
 
 
-def render_named(spans: Sequence[SourceSpan]) -> str:
+def render_named(spans: Sequence[SourceSpan], header: str = NAMED_FILES_HEADER) -> str:
     """The context section for the spans; empty when there are none."""
-    return "\n".join([NAMED_FILES_HEADER, render_together(spans)]) if spans else ""
+    return "\n".join([header, render_together(spans)]) if spans else ""
 
 
 def _read(root: Path, path: str, symbols: set[str], max_lines: int, max_chars: int) -> SourceSpan | None:

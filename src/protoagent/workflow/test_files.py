@@ -28,6 +28,17 @@ def ranked_test_files(plan: CheckPlan, assignment: str) -> list[str]:
     return sorted(modules, key=lambda path: -shared[path])
 
 
+def likely_test_module(plan: CheckPlan | None, assignment: str) -> str | None:
+    """The test module sharing most words with ``assignment`` (at least one), if any."""
+    if plan is None:
+        return None
+    wanted = _words(assignment)
+    ranked = ranked_test_files(plan, assignment)
+    if ranked and _words(os.path.splitext(ranked[0])[0]) & wanted:
+        return ranked[0]
+    return None
+
+
 def test_files_note(plan: CheckPlan | None, assignment: str) -> str | None:
     """One line naming the test modules the checks run, or ``None`` when discovery found none."""
     if plan is None:

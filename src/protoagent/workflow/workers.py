@@ -23,7 +23,7 @@ from protoagent.workflow import roles
 from protoagent.workflow.board import TaskBoard
 from protoagent.workflow.facts import writes
 from protoagent.workflow.localized import record_localized
-from protoagent.workflow.named_files import NAMED_FILE_BUDGETS, render_named, unread_named_spans
+from protoagent.workflow.named_files import NAMED_FILE_BUDGETS, TEST_MODULE_HEADER, render_named, unread_named_spans
 from protoagent.workflow.packets import SPAN_BUDGETS, TESTER_SPAN_BUDGETS, paths_read, read_spans, render_spans
 from protoagent.workflow.reports import (
     ADVICE_CHARS,
@@ -36,7 +36,7 @@ from protoagent.workflow.reports import (
 )
 from protoagent.workflow.signals import Reported, WorkerTurnLimit
 from protoagent.workflow.task import WorkerReport
-from protoagent.workflow.test_files import test_files_note
+from protoagent.workflow.test_files import likely_test_module, test_files_note
 from protoagent.workspace.confined import digest_regular
 
 ENDED_AFTER_EDIT = "window_ended_after_edit"
@@ -141,7 +141,17 @@ class WorkerRunner:
             record_localized(self.session.log, named, agent=CODER)
             parts.append(render_named(named))
         if tester:
-            parts.append(test_files_note(self.session.services.checks, task) or "")
+            plan = self.session.services.checks
+            likely = likely_test_module(plan, told)
+            module = unread_named_spans(
+                root,
+                told,
+                paths_read(events, readers),
+                NAMED_FILE_BUDGETS[self.profile],
+                paths=[likely] if likely else [],
+            )
+            record_localized(self.session.log, module, agent=TESTER)
+            parts += [render_named(module, TEST_MODULE_HEADER), test_files_note(plan, told) or ""]
         if advice:
             parts.append(f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}")
         if window_turns is not None:
