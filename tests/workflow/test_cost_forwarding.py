@@ -260,6 +260,8 @@ def test_a_named_line_wins_over_a_named_symbol_and_brings_the_definition_that_ho
     focused = focused_on(span, "in calc.py memoize drops kwargs from the key: fix lines 122 and 162")
     assert focused.start_line == 121 and focused.content.startswith("def f30(x):")
     assert focused_on(span, "calc.py lines 7, 122").start_line == 5  # the first of a list, in def f1
+    assert focused_on(span, "in calc.py's f30 (L122-123)").start_line == 121
+    assert focused_on(span, "see calc.py:162 for the key").start_line == 161
 
 
 def test_a_tester_assignment_names_the_test_modules_the_checks_run_those_sharing_its_words_first(

@@ -167,16 +167,20 @@ def named_spans(spans: Sequence[SourceSpan], assignment: str) -> list[SourceSpan
 _RANGE = r"\d+(?:\s*(?:-|–|to)\s*\d+)?"
 _LINE_REFERENCE = re.compile(rf"\blines?\s+({_RANGE}(?:\s*(?:,|and|&)\s*{_RANGE})*)", re.I)
 _NUMBERS = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(\d+))?")
+_SHORT_REFERENCE = re.compile(r"(?:(?<!\w)L|[\w-]\.[A-Za-z]\w{0,5}:)(\d+)(?:\s*(?:-|–)\s*L?(\d+))?(?!\w)")
+"""``L127``, ``L127-132`` and ``app.py:49`` / ``app.py:49-54``."""
 
 
 def _named_lines(text: str) -> set[int]:
-    """The line numbers ``text`` refers to ("line 50", "lines 49-54", "lines 49 and 60")."""
+    """The line numbers ``text`` refers to ("line 50", "lines 49-54", "lines 49 and 60", "L49-54",
+    "app.py:49")."""
+    found = [m for ref in _LINE_REFERENCE.finditer(text) for m in _NUMBERS.finditer(ref.group(1))]
+    found += _SHORT_REFERENCE.finditer(text)
     named: set[int] = set()
-    for reference in _LINE_REFERENCE.finditer(text):
-        for match in _NUMBERS.finditer(reference.group(1)):
-            first = int(match.group(1))
-            last = int(match.group(2) or first)
-            named.update(range(first, min(last, first + 500) + 1))
+    for match in found:
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        named.update(range(first, min(last, first + 500) + 1))
     return named
 
 
