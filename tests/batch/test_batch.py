@@ -21,6 +21,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITE = REPO_ROOT / "evals" / "smoke.jsonl"
 EXE = [sys.executable, "-m", "protoagent"]
 VOLATILE = ("session_id", "wall_s")
+pytestmark = pytest.mark.xdist_group("ray")  # Ray workers are found by name: one Ray test at a time
 
 
 def batch(

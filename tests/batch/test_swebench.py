@@ -23,7 +23,10 @@ from protoagent.testing.postgres import missing_reason, temporary_postgres
 EXE = [sys.executable, "-m", "protoagent"]
 GIT_ID = ["-c", "user.name=ProtoAgent Tests", "-c", "user.email=tests@protoagent.invalid"]
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.xdist_group("ray"),  # Ray workers are found by name: one Ray test at a time
+]
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 CALC_TESTS = "from calc import add, sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
