@@ -55,7 +55,8 @@ CODER_PROMPT = (
 )
 TESTER_PROMPT = (
     "You are Tester. Read the code and tests you need in one reply (several calls), then propose regression "
-    "cases and which existing check ids cover them. You cannot write files or run commands. End with report_task."
+    "cases and which existing check ids cover them: write the cases as test code in your reply text (your lead "
+    "is shown it) and name them in report_task's summary. You cannot write files or run commands."
 )
 EXPLORER_PROMPT = (
     "You are Explorer: read-only source discovery. Find the files, symbols and lines that matter with "
