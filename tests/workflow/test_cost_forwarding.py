@@ -317,3 +317,18 @@ def test_a_tester_gets_the_unread_test_module_most_like_its_assignment_and_it_co
     assert "--- tests/test_count.py" not in tester
     assert [e.agent for e in run.of("source.localized") if e.agent == "tester"] == ["tester"]
     assert "--- tests/test_render.py lines 1-6 of 6" in coder and NAMED_FILES_HEADER not in coder  # read already
+
+
+def test_overlapping_reads_reach_a_worker_without_a_line_shown_twice(tmp_path: Path) -> None:
+    long_app = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(5))  # 20 lines
+    turns = [
+        call("read_file", "architect", path="app.py", start_line=1, end_line=10),
+        call("read_file", "architect", path="app.py", start_line=6, end_line=15),
+        call("coder", "architect", task="in app.py make every function return its argument"),
+        say("Nothing to do.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "fix f2 in app.py", turns, files={**FILES, "app.py": long_app})
+    coder = _shown(run.requests("coder")[0])
+    assert "--- app.py lines 6-15 of 20" in coder and "--- app.py lines 1-5 of 20" in coder
+    assert coder.count("   6| ") == 1 and coder.count("  10| ") == 1

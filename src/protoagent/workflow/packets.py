@@ -115,8 +115,9 @@ def read_spans(
     unchanged: list[SourceSpan] = []
     stale: list[str] = []
     current: dict[str, tuple[str, bytes] | None] = {}
-    for span in (span for event in reversed(events) for span in _spans_of(event, agents)):
-        if _covered(span, unchanged):
+    for read in (span for event in reversed(events) for span in _spans_of(event, agents)):
+        span = _trimmed(read, unchanged)
+        if span is None:
             continue
         if span.path not in current:
             current[span.path] = _current(root, span.path)
@@ -248,9 +249,26 @@ def _span_from(data: dict[str, Any]) -> SourceSpan | None:
     return SourceSpan(str(data["path"]), start, end, total, str(data["revision"]), str(data["content"]))
 
 
-def _covered(span: SourceSpan, kept: Sequence[SourceSpan]) -> bool:
-    """A more recent kept read of the same file already shows these lines."""
-    return any(k.path == span.path and k.start_line <= span.start_line and span.end_line <= k.end_line for k in kept)
+def _trimmed(span: SourceSpan, kept: Sequence[SourceSpan]) -> SourceSpan | None:
+    """``span`` less the lines at either end that a more recent kept read of its file shows, so no
+    line is shown twice; ``None`` when those reads show all of it. A kept read inside it, with
+    lines of its own on both sides, leaves it whole."""
+    start, end = span.start_line, span.end_line
+    moved = True
+    while moved and start <= end:
+        moved = False
+        for k in (k for k in kept if k.path == span.path):
+            if k.start_line <= start <= k.end_line:
+                start, moved = k.end_line + 1, True
+            if start <= end and k.start_line <= end <= k.end_line:
+                end, moved = k.start_line - 1, True
+    if start > end:
+        return None
+    lines = span.content.splitlines(keepends=True)
+    if (start, end) == (span.start_line, span.end_line) or len(lines) != span.end_line - span.start_line + 1:
+        return span
+    kept_lines = lines[start - span.start_line : end - span.start_line + 1]
+    return replace(span, start_line=start, end_line=end, content="".join(kept_lines))
 
 
 FOCUS_LOOKBACK = 40
