@@ -17,7 +17,13 @@ from protoagent.testing import final_turn, tool_turn, write_script
 from .support import shop_repo
 
 EXE = [sys.executable, "-m", "protoagent"]
-LONG = "def long_one(x):\n" + "".join(f"    x = x + {n}  # step {n}\n" for n in range(70)) + "    return x\n"
+LONG = "def long_one(x):\n" + "".join(f"    x = x + {n}  # step {n}\n" for n in range(90)) + "    return x\n"
+DOCUMENTED = (
+    'def documented():\n    """Say it.\n\n'
+    + "".join(f"    Line {n} of the docstring.\n" for n in range(50))
+    + '    """\n    return 42\n'
+)
+"""55 lines: a definition this short is shown whole, its body below a docstring longer than 40 lines."""
 
 
 def _code_context_outputs(
@@ -49,17 +55,23 @@ def test_a_long_definition_shows_its_first_40_lines_with_the_full_revision_and_c
 ) -> None:
     root, (output,) = _code_context_outputs(tmp_path, {"symbol": "long_one", "operation": "definition"})
     revision = hashlib.sha256((root / "steps.py").read_bytes()).hexdigest()
-    assert "steps.py:4-75 function steps.long_one" in output
-    assert f"steps.py lines 4-43 of 75; revision {revision}\n" in output
+    assert "steps.py:4-95 function steps.long_one" in output
+    assert f"steps.py lines 4-43 of 95; revision {revision}\n" in output
     assert "   4| def long_one(x):\n" in output and "  43|     x = x + 38  # step 38\n" in output
     assert "step 39" not in output and "return x" not in output
-    assert output.endswith("[... 32 more lines of steps.long_one not shown (to line 75): read_file start_line=44 ...]")
+    assert output.endswith("[... 52 more lines of steps.long_one not shown (to line 95): read_file start_line=44 ...]")
 
 
 def test_a_short_definition_is_shown_whole_and_several_matches_each_show_theirs(tmp_path: Path) -> None:
-    root, (price, send) = _code_context_outputs(
-        tmp_path, {"symbol": "price", "operation": "definition"}, {"symbol": "send", "operation": "definition"}
+    root, (price, send, documented) = _code_context_outputs(
+        tmp_path,
+        {"symbol": "price", "operation": "definition"},
+        {"symbol": "send", "operation": "definition"},
+        {"symbol": "documented", "operation": "definition"},
+        extra={"doc.py": DOCUMENTED},
     )
+    assert "doc.py lines 1-55 of 55" in documented and "  55|     return 42" in documented
+    assert "more line" not in documented
     util = hashlib.sha256((root / "shop/util.py").read_bytes()).hexdigest()
     assert (
         f"shop/util.py lines 4-5 of 9; revision {util}\n   4| def price(amount):\n   5|     return round(amount, 2)"

@@ -21,7 +21,10 @@ MAX_UNRESOLVED_SHOWN = 8
 MAX_SOURCES_SHOWN = 3
 """A definition answer with at most this many results shows each one's source lines."""
 MAX_SOURCE_LINES = 40
-"""Lines of a definition shown (its first line and the start of its body); the rest is counted."""
+"""Lines of a long definition shown (its first line and the start of its body); the rest is counted."""
+MAX_WHOLE_LINES = 80
+"""A definition of at most this many lines is shown whole (a long docstring would otherwise use up
+the first ``MAX_SOURCE_LINES`` and hide the body), within ``MAX_SOURCE_CHARS``."""
 MAX_SOURCE_CHARS = 4000
 
 
@@ -127,7 +130,8 @@ def definition_read(root: Path, hit: Hit, *, numbered: bool = True) -> dict[str,
     revision = revision_of(data)
     if revision != hit.revision:
         return None
-    last = min(hit.end_line or hit.line, hit.line + MAX_SOURCE_LINES - 1)
+    end = hit.end_line or hit.line
+    last = end if end - hit.line < MAX_WHOLE_LINES else hit.line + MAX_SOURCE_LINES - 1
     try:
         span = render_span(text, hit.line, last, numbered=numbered, cap=MAX_SOURCE_CHARS)
     except ToolRejected:
