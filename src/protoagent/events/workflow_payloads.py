@@ -146,6 +146,22 @@ class RepairEnded(Payload):
     also: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class RegressionProof(Payload):
+    """A selected check run once more on a scratch copy of the workspace with the run's source
+    changes undone and its test changes kept (``workflow.regression_proof``)."""
+
+    check_id: str
+    outcome: str
+    """``proved`` (some new test fails there), ``not_proved``, ``skipped`` or ``error``."""
+    proven_tests: list[str] = Field(default_factory=list)
+    """Tests in files the run changed that fail on the unfixed source and passed in the final verify."""
+    failed_tests: list[str] = Field(default_factory=list)
+    """Every test the runner named as failed on the unfixed source."""
+    restored: list[str] = Field(default_factory=list)
+    """The source files (not test code) put back as they were before the run."""
+    note: str = ""
+
+
 class WorkerStarted(Payload):
     """A worker's assignment opens."""
 

@@ -8,7 +8,9 @@ a test. No keyword guessing: "CHANGELOG.md gets a bullet" names nothing a check 
 lead may instead review the final diff and say which criteria it meets (``review_criteria``
 after the last change); that support is labelled ``review``, never ``check``. A run whose plan
 recorded no criteria has one: its objective, which checks support only when it asks for a fix
-and every failure the baseline measured before the change now passes.
+and every failure the baseline measured before the change now passes. A test the run's
+regression proof found failing on the unfixed source (``workflow.regression_proof``, recorded
+after the run's last change) counts as a test the change turned from failing to passing.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from pydantic import BaseModel, Field
 from protoagent.agents.profiles import LEADS
 from protoagent.checks.failures import short_name
 from protoagent.errors import ToolRejected
-from protoagent.events.queries import tool_results
+from protoagent.events.catalog import RegressionProof
+from protoagent.events.queries import facts, tool_results
 from protoagent.events.types import Event
 from protoagent.json_form import json_form
 from protoagent.tools.base import Prepared, Tool, ToolContext, ToolMetadata, ToolOutput
@@ -73,6 +76,8 @@ def criteria_support(
 ) -> tuple[CriterionSupport, ...]:
     """Per recorded criterion, the evidence that supports it (see the module docstring)."""
     reviewed, review_seq = _final_review(events)
+    proven = _proven(events)
+    passing = [PassingCheck(p.id, tuple(dict.fromkeys((*p.fixed_tests, *proven.get(p.id, ()))))) for p in passing]
     out = []
     for index, text in enumerate(recorded_criteria(record), start=1):
         covered = _named_evidence(text, passing)
@@ -112,6 +117,18 @@ def _test_file(test_id: str) -> str:
         return test_id.split("::")[0]
     module = test_id.split(".")[0]
     return f"{module}.py" if module and module != test_id else ""
+
+
+def _proven(events: Sequence[Event]) -> dict[str, tuple[str, ...]]:
+    """Check id -> the tests a regression proof after the run's last change proved (a proof that
+    did not prove anything, or one a later change made stale, proves nothing)."""
+    start = run_start(events)
+    last_write = max((w.seq for w in file_writes(events, after_seq=start)), default=start)
+    return {
+        proof.check_id: tuple(proof.proven_tests)
+        for _, proof in facts(events, RegressionProof, after=last_write)
+        if proof.outcome == "proved"
+    }
 
 
 def _final_review(events: Sequence[Event]) -> tuple[frozenset[int], int]:

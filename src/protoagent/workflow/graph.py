@@ -51,6 +51,7 @@ from protoagent.workflow.phase_control import (
     run_start,
 )
 from protoagent.workflow.progress import ProgressMonitor
+from protoagent.workflow.regression_proof import prove_regression
 from protoagent.workflow.signals import Denied, FinalCheckFailed, Reported, Verified, WorkerTurnLimit
 from protoagent.workflow.task import TaskRecord
 from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
@@ -135,7 +136,7 @@ class WorkflowGraph:
             if not file_writes(self.session.log.events):
                 break
             failing = await self._final_checks()
-            if not failing and not self.state.stop_reason and self._review_due():
+            if not failing and not self.state.stop_reason and await self._review_still_due():
                 # Checks cannot see every criterion: one closing request to confirm or repair. It
                 # starts a fresh conversation: the criteria and the final diff are what it judges
                 # (AGENTS.md rules stay in the system text, the task record is admitted again).
@@ -268,6 +269,16 @@ class WorkflowGraph:
 
     def _review_due(self) -> bool:
         return review_due(self.session.log.events, self.board.record, self.architect.role.tools)
+
+    async def _review_still_due(self) -> bool:
+        """A closing request is due after passing final checks, unless the run's new tests prove
+        the fix first (``workflow.regression_proof``: they fail on the unfixed source)."""
+        if not self._review_due():
+            return False
+        passed = passing_verification(self.session.log.events, self.board.record)
+        if passed:
+            await prove_regression(self.session, self.board.record, passed)
+        return self._review_due()
 
     def _stable_edits(self) -> bool:
         writes = file_writes(self.session.log.events)

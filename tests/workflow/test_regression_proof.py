@@ -1,0 +1,103 @@
+"""A fix whose existing tests already passed before the change is proved by its own new tests: the
+selected check runs once more on a scratch copy with the run's source changes undone and its test
+changes kept, and a new test that fails there (and passed in the final verify) supports the
+objective like a test the change turned from failing to passing. Without such a test, or for an
+objective that asks for no fix, the lead's closing request goes out as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from protoagent.events.catalog import undeclared_fields
+
+from .support import BUGGY, BUGGY_LINE, FIXED_LINE, call, run_workflow, sha
+
+OLD_TESTS = """import unittest
+
+from dates import parse_date
+
+
+class ParseDateTest(unittest.TestCase):
+    def test_same_month_and_day(self):
+        self.assertEqual(parse_date("2024-03-03"), (2024, 3, 3))
+"""
+OLD_LAST = '        self.assertEqual(parse_date("2024-03-03"), (2024, 3, 3))\n'
+REPO = {"dates.py": BUGGY, "test_dates.py": OLD_TESTS}
+"""The bug is there, and the one existing test passes on it (the baseline passes)."""
+FIX = "parse_date swaps the month and the day; fix it and add a test that pins the order"
+NEW_TEST = "test_dates.ParseDateTest.test_month_before_day"
+VERIFY: dict[str, Any] = {"name": "run_check", "arguments": {"check_id": "unittest", "phase": "verify"}}
+
+
+def _added_test(date: str, expected: str) -> str:
+    return f"\n    def test_month_before_day(self):\n        self.assertEqual(parse_date({date!r}), {expected})\n"
+
+
+def _fix_with_test(date: str, expected: str, *, fix: bool = True) -> list[dict[str, Any]]:
+    source = call("edit_file", "coder", path="dates.py", old=BUGGY_LINE, new=FIXED_LINE, expected_revision=sha(BUGGY))
+    test = OLD_LAST + _added_test(date, expected)
+    return [
+        call("coder", "architect", task="fix the swapped return in dates.py and add a test"),
+        *([source] if fix else []),
+        call("edit_file", "coder", path="test_dates.py", old=OLD_LAST, new=test, expected_revision=sha(OLD_TESTS)),
+        call("report_task", "coder", status="done", summary="fixed and tested"),
+        {"role": "architect", "tool_calls": [VERIFY]},
+    ]
+
+
+def _review() -> dict[str, Any]:
+    return call("review_criteria", "architect", met=[1], note="the diff swaps the return back")
+
+
+def _proofs(run: Any) -> list[dict[str, Any]]:
+    return [e.payload for e in run.of("check.regression_proof")]
+
+
+def _phases(run: Any) -> list[str]:
+    return [e.payload["phase"] for e in run.of("workflow.phase")]
+
+
+def test_a_new_test_that_fails_on_the_unfixed_source_proves_the_fix_and_no_closing_request_goes_out(
+    tmp_path: Path,
+) -> None:
+    run = run_workflow(tmp_path, FIX, _fix_with_test("2024-03-15", "(2024, 3, 15)"), files=REPO)
+    assert [c.outcome for c in run.report.evidence.checks if c.phase == "baseline"] == ["passed"]
+    [proof] = _proofs(run)
+    assert proof["check_id"] == "unittest" and proof["outcome"] == "proved"
+    assert proof["proven_tests"] == [NEW_TEST] and proof["restored"] == ["dates.py"]
+    [event] = run.of("check.regression_proof")
+    assert undeclared_fields(event.type, event.payload) == [] and event.agent == "verifier"
+    # Approved before it ran, through the session's approvals (here: --approval auto in a sandbox).
+    asked = [e for e in run.of("approval.requested") if e.payload["call_id"].startswith("proof-")]
+    decided = [e for e in run.of("approval.decided") if e.payload["call_id"].startswith("proof-")]
+    assert len(asked) == 1 and "scratch copy" in asked[0].payload["preview"]
+    assert [d.payload["decision"] for d in decided] == ["allow"] and decided[0].seq < event.seq
+    assert len(run.requests("architect")) == 2 and run.model.remaining == 0  # no closing request
+    assert "review" not in _phases(run)
+    assert run.json["criteria"] == [{"text": FIX, "support": "check", "evidence": [NEW_TEST]}]
+    assert run.json["status"] == "completed" and run.json["verified"] is True
+    # The proof ran on a scratch copy: the workspace keeps the fix and the new test.
+    assert FIXED_LINE in (run.root / "dates.py").read_text()
+    assert "test_month_before_day" in (run.root / "test_dates.py").read_text()
+
+
+def test_a_new_test_that_passes_on_the_unfixed_source_proves_nothing_and_the_closing_request_goes_out(
+    tmp_path: Path,
+) -> None:
+    turns = [*_fix_with_test("2024-05-05", "(2024, 5, 5)"), _review()]
+    run = run_workflow(tmp_path, FIX, turns, files=REPO)
+    [proof] = _proofs(run)
+    assert proof["outcome"] == "not_proved" and proof["proven_tests"] == []
+    assert len(run.requests("architect")) == 3 and run.model.remaining == 0
+    assert _phases(run).count("review") == 1
+    assert run.json["criteria"][0]["support"] == "review"
+
+
+def test_an_objective_that_asks_for_no_fix_runs_no_proof(tmp_path: Path) -> None:
+    objective = "add a test that parse_date pins the order of month and day, and make dates.py agree"
+    turns = [*_fix_with_test("2024-03-15", "(2024, 3, 15)"), _review()]
+    run = run_workflow(tmp_path, objective, turns, files=REPO)
+    assert _proofs(run) == []
+    assert len(run.requests("architect")) == 3 and run.model.remaining == 0
+    assert _phases(run).count("review") == 1
