@@ -6,12 +6,18 @@ objective that asks for no fix, the lead's closing request goes out as before.""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from protoagent.events import MemoryStore
 from protoagent.events.catalog import undeclared_fields
+from protoagent.testing import ScriptedModel, make_repo
+from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest
+from protoagent.workflow.run import RunOptions, run_task
 
-from .support import BUGGY, BUGGY_LINE, FIXED_LINE, call, run_workflow, sha
+from .support import BUGGY, BUGGY_LINE, FIXED_LINE, Run, call, run_workflow, sha
 
 OLD_TESTS = """import unittest
 
@@ -101,3 +107,52 @@ def test_an_objective_that_asks_for_no_fix_runs_no_proof(tmp_path: Path) -> None
     assert _proofs(run) == []
     assert len(run.requests("architect")) == 3 and run.model.remaining == 0
     assert _phases(run).count("review") == 1
+
+
+def _run_asking(
+    tmp_path: Path, turns: list[dict[str, Any]], answer: Callable[[ApprovalRequest], ApprovalAnswer]
+) -> tuple[Run, list[ApprovalRequest]]:
+    """One run under ``--approval ask`` with a person who answers every request with ``answer``."""
+    asked: list[ApprovalRequest] = []
+
+    async def person(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        return answer(request)
+
+    root = make_repo(tmp_path / "repo", REPO)
+    model = ScriptedModel.from_lines(turns)
+    store = MemoryStore()
+    options = RunOptions(
+        repo=root,
+        model="scripted:inline",
+        store=store,
+        approval="ask",
+        answerer=person,
+        provider=model,
+        artifacts_root=tmp_path / "artifacts",
+        data_home=tmp_path / "home",
+    )
+    report = asyncio.run(run_task(FIX, options))
+    return Run(report, store.load(report.session_id), model, root), asked
+
+
+def test_a_session_approval_of_the_check_covers_its_proof_and_the_person_is_not_asked_again(tmp_path: Path) -> None:
+    run, asked = _run_asking(
+        tmp_path, _fix_with_test("2024-03-15", "(2024, 3, 15)"), lambda r: ApprovalAnswer.for_session()
+    )
+    assert any(r.tool == "run_check" for r in asked)  # the person approved the check for the session
+    assert not any(r.call_id.startswith("proof-") for r in asked)
+    [proof] = _proofs(run)
+    assert proof["outcome"] == "proved" and len(run.requests("architect")) == 2
+
+
+def test_a_proof_the_person_denies_never_runs_and_the_closing_request_goes_out(tmp_path: Path) -> None:
+    def answer(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer.deny("not now") if request.call_id.startswith("proof-") else ApprovalAnswer.once()
+
+    run, asked = _run_asking(tmp_path, [*_fix_with_test("2024-03-15", "(2024, 3, 15)"), _review()], answer)
+    assert [r.agent for r in asked if r.call_id.startswith("proof-")] == ["verifier"]  # asked once, denied
+    [proof] = _proofs(run)
+    assert proof["outcome"] == "skipped" and proof["failed_tests"] == [] and "not now" in proof["note"]
+    assert len(run.requests("architect")) == 3 and run.model.remaining == 0
+    assert run.json["criteria"][0]["support"] == "review"
