@@ -43,6 +43,7 @@ from protoagent.workflow.localized import (
     record_localized,
     render_localized,
 )
+from protoagent.workflow.objective_source import OBJECTIVE_BUDGETS, objective_spans, render_objective_source
 from protoagent.workflow.offer import REVIEW_PHASE, declare_for_phase
 from protoagent.workflow.phase_control import (
     PhaseControl,
@@ -121,7 +122,7 @@ class WorkflowGraph:
             return self.state
         if self.state.stop_reason:  # guided repair searched and found nothing: the report says so
             return self.state
-        outcome = await self.architect.run_turn(objective, context=self._baseline_context())
+        outcome = await self.architect.run_turn(objective, context=self._first_context(objective))
         continuable = True  # unfinished work left by the review's closing request is not continued
         while (step := self._transition(outcome)) != "stop":
             if step == "continue":
@@ -182,22 +183,26 @@ class WorkflowGraph:
         for check_id in record.baseline_check_ids:
             await self._run_check(check_id, "baseline")
 
-    def _baseline_context(self) -> str | None:
-        """Baseline receipts, shown to the Architect as evidence of the behaviour to change: each
-        receipt's own header (check, phase, outcome), the failing tests it named, then a bounded
-        excerpt of its output; after them, when the baseline failed, the source of the few
-        functions the failure involves (recorded as read by the Architect)."""
-        events = self.session.log.events
+    def _first_context(self, objective: str) -> str | None:
+        """What the Architect's first request carries besides the objective: baseline receipts,
+        shown as evidence of the behaviour to change (each receipt's own header, the failing
+        tests it named, a bounded excerpt of its output); when the baseline failed, the source of
+        the few functions the failure involves; and the source of the exact symbols the objective
+        names (both recorded as read by the Architect)."""
+        events, profile = self.session.log.events, self.architect.role.profile
         baseline = [r for r in check_results(events) if r.phase == "baseline"]
-        if not baseline:
-            return None
-        parts = [receipt_excerpt(r.output, BASELINE_EXCERPT_CHARS) for r in baseline]
         outputs = failing_baseline_outputs(events, run_start(events))
-        spans = localized_spans(self.session.root, outputs, LOCALIZED_BUDGETS[self.architect.role.profile])
+        spans = localized_spans(self.session.root, outputs, LOCALIZED_BUDGETS[profile]) if baseline else ()
+        named = objective_spans(
+            self.session.root, objective, OBJECTIVE_BUDGETS[profile], home=self.session.services.data_home, shown=spans
+        )
         record_localized(self.session.log, spans)
-        source = render_localized(spans)
-        text = "Baseline before any change (evidence, not a verdict on your work):\n" + "\n\n".join(parts)
-        return f"{text}\n\n{source}" if source else text
+        record_localized(self.session.log, named)
+        parts = [render_localized(spans), render_objective_source(named)]
+        if baseline:
+            receipts = "\n\n".join(receipt_excerpt(r.output, BASELINE_EXCERPT_CHARS) for r in baseline)
+            parts.insert(0, "Baseline before any change (evidence, not a verdict on your work):\n" + receipts)
+        return "\n\n".join(p for p in parts if p) or None
 
     async def _final_checks(self) -> list[CheckResult]:
         """Run every selected check that has no final run after the last change; return the failures."""
