@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ class WorkflowGraph:
             return self.state
         if self.state.stop_reason:  # guided repair searched and found nothing: the report says so
             return self.state
-        outcome = await self.architect.run_turn(objective, context=self._first_context(objective))
+        outcome = await self.architect.run_turn(objective, context=await self._first_context(objective))
         continuable = True  # unfinished work left by the review's closing request is not continued
         while (step := self._transition(outcome)) != "stop":
             if step == "continue":
@@ -183,7 +184,7 @@ class WorkflowGraph:
         for check_id in record.baseline_check_ids:
             await self._run_check(check_id, "baseline")
 
-    def _first_context(self, objective: str) -> str | None:
+    async def _first_context(self, objective: str) -> str | None:
         """What the Architect's first request carries besides the objective: baseline receipts,
         shown as evidence of the behaviour to change (each receipt's own header, the failing
         tests it named, a bounded excerpt of its output); when the baseline failed, the source of
@@ -193,8 +194,13 @@ class WorkflowGraph:
         baseline = [r for r in check_results(events) if r.phase == "baseline"]
         outputs = failing_baseline_outputs(events, run_start(events))
         spans = localized_spans(self.session.root, outputs, LOCALIZED_BUDGETS[profile]) if baseline else ()
-        named = objective_spans(
-            self.session.root, objective, OBJECTIVE_BUDGETS[profile], home=self.session.services.data_home, shown=spans
+        named = await asyncio.to_thread(  # the symbol index may build for a few seconds
+            objective_spans,
+            self.session.root,
+            objective,
+            OBJECTIVE_BUDGETS[profile],
+            home=self.session.services.data_home,
+            shown=spans,
         )
         record_localized(self.session.log, spans)
         record_localized(self.session.log, named)
