@@ -299,7 +299,7 @@ def test_a_tester_packet_holds_more_of_what_the_lead_read_than_a_coder_assignmen
     run = run_workflow(tmp_path, "add f60", turns, files=files)
     tester, coder = _shown(run.requests("tester")[0]), _shown(run.requests("coder")[0])
     assert "--- mod.py lines 1-240 of 240" in tester and "--- test_mod.py lines 1-100 of 100" in tester
-    assert "--- mod.py lines" in coder and "--- mod.py lines 1-240 of 240" not in coder  # 200 lines for Coder
+    assert "--- mod.py lines" in coder and "--- mod.py lines 1-240 of 240" not in coder  # 300 lines for Coder
 
 
 def test_a_tester_gets_the_unread_test_module_most_like_its_assignment_and_it_counts_as_read(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ class SpanBudget:
 
 
 SPAN_BUDGETS: dict[PromptProfile, SpanBudget] = {
-    "standard": SpanBudget(lines=200, chars=12_000),
+    "standard": SpanBudget(lines=300, chars=18_000),
     "small": SpanBudget(lines=60, chars=3_000),
 }
 """A small model's window is 8k tokens, so its assignments carry less."""
