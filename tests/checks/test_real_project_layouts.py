@@ -107,6 +107,21 @@ def test_toolz_layout_finds_the_tests_inside_the_package_and_runs_pytest(tmp_pat
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
 
 
+def test_a_test_module_directly_in_the_package_is_found_and_a_testing_helper_is_not(tmp_path: Path) -> None:
+    write_repo(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "iso8601"\n',
+            "iso8601/__init__.py": "from .iso8601 import parse_date\n",
+            "iso8601/iso8601.py": "def parse_date(text):\n    return text\n",
+            "iso8601/testing.py": "def helper():\n    return 1\n",
+            "iso8601/test_iso8601.py": "from iso8601 import parse_date\n\n\ndef test_x():\n    assert parse_date(1)\n",
+        },
+    )
+    plan = discover_checks(tmp_path, python=PYTHON)
+    assert plan.check_ids == ("pytest",) and plan.dependency_files == ("iso8601/test_iso8601.py",)
+
+
 def test_requests_layout_runs_pytest(tmp_path: Path) -> None:
     write_repo(tmp_path, REQUESTS_LIKE)
     plan = discover_checks(tmp_path, python=PYTHON)

@@ -1,9 +1,9 @@
 """Finding a Python test suite and choosing its runner (pytest or stdlib unittest) statically.
 
 Only root ``test_*.py`` files and the ``tests/``, ``test/`` and ``core/tests/`` directories, the
-``tests/`` and ``test/`` directories inside the workspace's top-level packages (``toolz/tests``,
-``src/pkg/tests``: where many libraries keep them), and directories a pytest ``testpaths`` names
-are walked, with ``os.scandir`` and fixed entry budgets.
+``tests/`` and ``test/`` directories and the test modules of the workspace's top-level packages
+(``toolz/tests``, ``src/pkg/tests``, ``iso8601/test_iso8601.py``: where many libraries keep them),
+and directories a pytest ``testpaths`` names are walked, with ``os.scandir`` and fixed entry budgets.
 Files are read up to 64 KiB each and 4 MiB in all, and reading stops at the first definite
 pytest marker, so discovery time does not grow with file contents.
 """
@@ -69,9 +69,12 @@ def is_test_code(path: str) -> bool:
 def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:
     """The Python suite of the workspace, or ``None`` when it has no test files."""
     config = find_pytest_config(root, listing)
+    packages = _top_packages(root, listing)
     root_tests = sorted(name for name in listing.files if name.startswith("test_") and name.endswith(".py"))
+    root_tests += _package_test_modules(root, packages)
     directories = _test_directories(
-        root, (*TEST_DIRECTORIES, *_package_test_directories(root, listing), *config.testpaths)
+        root,
+        (*TEST_DIRECTORIES, *(f"{p}/{folder}" for p in packages for folder in ("tests", "test")), *config.testpaths),
     )
     walked = [path for directory in directories for path in walk_files(root, directory, max_entries=MAX_WALK_ENTRIES)]
     python_files = [path for path in walked if path.endswith(".py")]
@@ -94,16 +97,33 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _package_test_directories(root: Path, listing: RootListing) -> list[str]:
-    """``PKG/tests`` and ``PKG/test`` of the top-level packages, and of those under ``src/``."""
+def _top_packages(root: Path, listing: RootListing) -> list[str]:
+    """The workspace's top-level packages and those under ``src/`` (at most ``MAX_PACKAGES``):
+    their ``tests/`` and ``test/`` folders and their own test modules hold tests too."""
     parents = sorted(d for d in listing.directories if not d.startswith((".", "_")) and d != "src")
     if "src" in listing.directories:
         try:
             parents += sorted(f"src/{e.name}" for e in os.scandir(root / "src") if e.is_dir() and e.name[0] not in "._")
         except OSError:
             pass
-    packages = [d for d in parents if os.path.isfile(os.path.join(root, d, "__init__.py"))][:MAX_PACKAGES]
-    return [f"{package}/{folder}" for package in packages for folder in ("tests", "test")]
+    return [d for d in parents if os.path.isfile(os.path.join(root, d, "__init__.py"))][:MAX_PACKAGES]
+
+
+def _package_test_modules(root: Path, packages: list[str]) -> list[str]:
+    """``PKG/test_*.py`` and ``PKG/*_test.py`` directly in each package (``iso8601/test_iso8601.py``)."""
+    found: list[str] = []
+    for package in packages:
+        if _name(package) in ("tests", "test"):
+            continue  # a test folder with an __init__.py: walked as a test directory
+        try:
+            with os.scandir(root / package) as entries:
+                names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
+        except OSError:
+            continue
+        found += [
+            f"{package}/{n}" for n in names if (n.startswith("test_") and n.endswith(".py")) or n.endswith("_test.py")
+        ]
+    return found
 
 
 def _test_directories(root: Path, candidates: tuple[str, ...]) -> list[str]:
