@@ -132,10 +132,7 @@ async def _approve_scratch_checks(
         paths=paths,
         agent=REPAIR_AGENT,
     )
-    decision = await session.pipeline.approve(request)
-    if decision.grant is not None:
-        decision.grant.consume(request)
-    return None if decision.allow else decision.reason
+    return await session.pipeline.approve(request)
 
 
 async def _repair(

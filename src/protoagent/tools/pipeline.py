@@ -165,12 +165,18 @@ class ToolPipeline:
             grant = decision.grant
         return await self._execute(c, tool, prepared, ctx, request, grant)
 
-    async def approve(self, request: ApprovalRequest, *, turn: int | None = None, step: int | None = None) -> Decision:
+    async def approve(
+        self, request: ApprovalRequest, *, turn: int | None = None, step: int | None = None
+    ) -> str | None:
         """Ask approval for an effect the harness runs itself rather than through one tool call
-        (guided repair's scratch checks): the same events, session rules and answerer as a call's
-        approval, recorded as the request's agent. The caller consumes the decision's grant."""
+        (guided repair's scratch checks, the regression proof): the same events, session rules and
+        answerer as a call's approval, recorded as the request's agent. ``None`` when it is allowed
+        (its grant is used up here), else the reason it was not."""
         call = _Call(ToolCall(request.call_id, request.tool, {}), request.agent, turn, step)
-        return await self._approve(call, request)
+        decision = await self._approve(call, request)
+        if decision.grant is not None:
+            decision.grant.consume(request)
+        return None if decision.allow else decision.reason
 
     async def _approve(self, c: _Call, request: ApprovalRequest) -> Decision:
         """Ask the approval service; the request, the decision and any session rule are events."""

@@ -162,10 +162,7 @@ async def _approve(session: AgentSession, check: CheckSpec, paths: Sequence[str]
         agent=PROOF_AGENT,
         action=rule,
     )
-    decision = await session.pipeline.approve(request)
-    if decision.grant is not None:
-        decision.grant.consume(request)
-    return None if decision.allow else decision.reason
+    return await session.pipeline.approve(request)
 
 
 def _restore(root: Path, change: FileChange) -> None:
