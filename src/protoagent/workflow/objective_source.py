@@ -19,7 +19,7 @@ from protoagent.errors import ToolRejected
 from protoagent.models.profile import PromptProfile
 from protoagent.navigation.query import definition_read
 from protoagent.navigation.service import answer
-from protoagent.workflow.packets import SourceSpan, SpanBudget, render_together
+from protoagent.workflow.packets import SourceSpan, SpanBudget, render_together, span_from
 
 OBJECTIVE_BUDGETS: dict[PromptProfile, SpanBudget] = {
     "standard": SpanBudget(lines=120, chars=6_000),
@@ -102,14 +102,5 @@ def _one_definition(root: Path, name: str, home: Path | None) -> SourceSpan | No
         if len(found.results) != 1:
             return None  # ambiguous: a shorter name can only match more
         shown = definition_read(root, found.results[0])
-        if shown is None:
-            return None
-        return SourceSpan(
-            str(shown["path"]),
-            int(shown["start_line"]),
-            int(shown["end_line"]),
-            int(shown["total_lines"]),
-            str(shown["revision"]),
-            str(shown["content"]),
-        )
+        return None if shown is None else span_from(shown)
     return None

@@ -229,19 +229,21 @@ def _spans_of(event: Event, agents: Collection[str]) -> list[SourceSpan]:
     if event.agent not in agents:
         return []
     if (localized := event.fact(SourceLocalized)) is not None:
-        return [s for s in map(_span_from, localized.spans) if s is not None]
+        return [s for s in map(span_from, localized.spans) if s is not None]
     ended = event.fact(ToolEnded)
     if ended is None or ended.status != "ok":
         return []
     if ended.tool == "code_context":
         shown = ended.data.get("sources")
         records = [item for item in shown if isinstance(item, dict)] if isinstance(shown, list) else []
-        return [s for s in map(_span_from, records) if s is not None]
-    span = _span_from(ended.data) if ended.tool == "read_file" else None
+        return [s for s in map(span_from, records) if s is not None]
+    span = span_from(ended.data) if ended.tool == "read_file" else None
     return [span] if span is not None else []
 
 
-def _span_from(data: dict[str, Any]) -> SourceSpan | None:
+def span_from(data: dict[str, Any]) -> SourceSpan | None:
+    """The span a read's record holds (a ``read_file`` result's data, a ``code_context`` source,
+    a ``definition_read``), or ``None`` when it holds no content."""
     if not data.get("content") or not data.get("revision") or not data.get("path"):
         return None
     start, end = int(data.get("start_line", 1)), int(data.get("end_line", 0))
@@ -376,7 +378,7 @@ class WorkerPacket(Tool[PacketArgs]):
             except ToolRejected as rejection:
                 sources.append({"path": path, "error": rejection.message})
                 continue
-            span = _span_from({**out.data, "path": path})
+            span = span_from({**out.data, "path": path})
             if span is None:  # an empty file
                 sources.append({"path": path, "revision": out.data.get("revision"), "content": ""})
                 continue
