@@ -10,6 +10,7 @@ pytest marker, so discovery time does not grow with file contents.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,10 +103,8 @@ def _top_packages(root: Path, listing: RootListing) -> list[str]:
     their ``tests/`` and ``test/`` folders and their own test modules hold tests too."""
     parents = sorted(d for d in listing.directories if not d.startswith((".", "_")) and d != "src")
     if "src" in listing.directories:
-        try:
+        with contextlib.suppress(OSError):  # an unreadable src/ holds no package we can walk
             parents += sorted(f"src/{e.name}" for e in os.scandir(root / "src") if e.is_dir() and e.name[0] not in "._")
-        except OSError:
-            pass
     return [d for d in parents if os.path.isfile(os.path.join(root, d, "__init__.py"))][:MAX_PACKAGES]
 
 
