@@ -13,7 +13,7 @@ from protoagent.models.profile import ProfileRequest
 from protoagent.models.registry import ModelConfig
 from protoagent.models.types import ModelRequest
 from protoagent.testing import ScriptedModel, make_repo
-from protoagent.tools.approvals import Policy
+from protoagent.tools.approvals import Answerer, Policy
 from protoagent.workflow.contract import Surface
 from protoagent.workflow.run import RunOptions, RunReport, run_task
 
@@ -100,8 +100,10 @@ def run_workflow(
     mcp: bool = False,
     window: int | None = None,
     profile: ProfileRequest = "auto",
+    answerer: Answerer | None = None,
 ) -> Run:
-    """One run on a temporary repository; ``window`` is the model's known context window."""
+    """One run on a temporary repository; ``window`` is the model's known context window and
+    ``answerer`` the person asked for approvals (none: nobody is there)."""
     root = make_repo(tmp_path / "repo", files)
     model = ScriptedModel.from_lines(turns)
     store = MemoryStore()
@@ -116,6 +118,7 @@ def run_workflow(
         scout=scout,
         mcp=mcp,
         profile=profile,
+        answerer=answerer,
         model_config=ModelConfig(context_window=window),
         artifacts_root=tmp_path / "artifacts",
         data_home=tmp_path / "home",

@@ -6,16 +6,12 @@ objective that asks for no fix, the lead's closing request goes out as before.""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from protoagent.events import MemoryStore
 from protoagent.events.catalog import undeclared_fields
-from protoagent.testing import ScriptedModel, make_repo
 from protoagent.tools.approvals import ApprovalAnswer, ApprovalRequest
-from protoagent.workflow.run import RunOptions, run_task
 
 from .support import BUGGY, BUGGY_LINE, FIXED_LINE, Run, call, run_workflow, sha
 
@@ -119,21 +115,7 @@ def _run_asking(
         asked.append(request)
         return answer(request)
 
-    root = make_repo(tmp_path / "repo", REPO)
-    model = ScriptedModel.from_lines(turns)
-    store = MemoryStore()
-    options = RunOptions(
-        repo=root,
-        model="scripted:inline",
-        store=store,
-        approval="ask",
-        answerer=person,
-        provider=model,
-        artifacts_root=tmp_path / "artifacts",
-        data_home=tmp_path / "home",
-    )
-    report = asyncio.run(run_task(FIX, options))
-    return Run(report, store.load(report.session_id), model, root), asked
+    return run_workflow(tmp_path, FIX, turns, files=REPO, approval="ask", answerer=person), asked
 
 
 def test_a_session_approval_of_the_check_covers_its_proof_and_the_person_is_not_asked_again(tmp_path: Path) -> None:
