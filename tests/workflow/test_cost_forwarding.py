@@ -39,6 +39,12 @@ def _shown(request: ModelRequest) -> str:
     return "\n".join(str(m.get("content") or "") for m in body["messages"])
 
 
+def _tester_then_coder(tester: str, coder: str) -> dict[str, object]:
+    """One lead reply that calls tester, then coder: Coder runs in the Tester's turn."""
+    calls = [{"name": "tester", "arguments": {"task": tester}}, {"name": "coder", "arguments": {"task": coder}}]
+    return {"role": "architect", "tool_calls": calls}
+
+
 def _three_reads() -> list[dict[str, object]]:
     return [
         call("read_file", "architect", path="app.py", start_line=1, end_line=2),
@@ -154,13 +160,9 @@ def test_a_definition_the_lead_looked_up_is_handed_to_the_coder_who_edits_it_wit
 
 def test_a_coder_called_in_the_testers_turn_gets_its_cases_and_a_later_one_does_not(tmp_path: Path) -> None:
     cases = "Case: count([]) is 0; case: count(['a']) is 1."
-    same_turn = {
-        "role": "architect",
-        "tool_calls": [
-            {"name": "tester", "arguments": {"task": "propose cases for count in app.py"}},
-            {"name": "coder", "arguments": {"task": "count in app.py returns len(rows); add the Tester's cases"}},
-        ],
-    }
+    same_turn = _tester_then_coder(
+        "propose cases for count in app.py", "count in app.py returns len(rows); add the Tester's cases"
+    )
     turns = [
         same_turn,
         say(cases, "tester"),
@@ -196,13 +198,9 @@ def test_what_the_tester_read_reaches_the_coder_without_a_read(tmp_path: Path) -
 def test_a_file_the_testers_same_turn_advice_names_reaches_the_coder_with_what_the_tester_read(
     tmp_path: Path,
 ) -> None:
-    same_turn = {
-        "role": "architect",
-        "tool_calls": [
-            {"name": "tester", "arguments": {"task": "propose cases for count in app.py"}},
-            {"name": "coder", "arguments": {"task": "fix count in app.py and add the Tester's cases"}},
-        ],
-    }
+    same_turn = _tester_then_coder(
+        "propose cases for count in app.py", "fix count in app.py and add the Tester's cases"
+    )
     turns = [
         call("read_file", "architect", path="app.py"),
         same_turn,
