@@ -62,7 +62,7 @@ def local(lines, path):
             if len(values) < 8:
                 try:
                     values.append(repr(arg)[:200])
-                except Exception:
+                except Exception:  # a value whose repr raises is left out; the run goes on
                     pass
         elif event == "line":
             line = frame.f_lineno
