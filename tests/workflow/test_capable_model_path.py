@@ -18,8 +18,8 @@ from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
 from protoagent.testing import ScriptedModel, make_repo
 from protoagent.workflow.localized import LOCALIZED_BUDGETS, localized_spans
-from protoagent.workflow.packets import SpanBudget
 from protoagent.workflow.run import RunOptions, run_task
+from protoagent.workflow.source_spans import SpanBudget
 
 from .support import BUGGY, BUGGY_LINE, DATE_REPO, FIXED_LINE, Run, call, run_workflow, say, sha
 

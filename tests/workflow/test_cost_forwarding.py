@@ -9,7 +9,8 @@ from pathlib import Path
 from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
 from protoagent.workflow.named_files import NAMED_FILES_HEADER, TEST_MODULE_HEADER
-from protoagent.workflow.packets import SourceSpan, focused_on, named_spans, render_together
+from protoagent.workflow.source_spans import SourceSpan, render_together
+from protoagent.workflow.span_choice import focused_on, named_spans
 
 from .support import call, run_workflow, say, sha
 

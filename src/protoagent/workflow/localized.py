@@ -22,7 +22,8 @@ from protoagent.events.queries import tool_results
 from protoagent.events.types import Event
 from protoagent.models.profile import PromptProfile
 from protoagent.repair.localize import localize
-from protoagent.workflow.packets import LOCALIZED_EVENT, SourceSpan, SpanBudget, render_together
+from protoagent.workflow.packets import LOCALIZED_EVENT
+from protoagent.workflow.source_spans import SourceSpan, SpanBudget, render_together
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from protoagent.errors import ToolRejected
 from protoagent.models.profile import PromptProfile
-from protoagent.workflow.packets import SourceSpan, SpanBudget, render_together
+from protoagent.workflow.source_spans import SourceSpan, SpanBudget, render_together
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span

@@ -19,7 +19,7 @@ from protoagent.errors import ToolRejected
 from protoagent.models.profile import PromptProfile
 from protoagent.navigation.query import definition_read
 from protoagent.navigation.service import answer
-from protoagent.workflow.packets import SourceSpan, SpanBudget, render_together, span_from
+from protoagent.workflow.source_spans import SourceSpan, SpanBudget, render_together, span_from
 
 OBJECTIVE_BUDGETS: dict[PromptProfile, SpanBudget] = {
     "standard": SpanBudget(lines=120, chars=6_000),

@@ -1,0 +1,251 @@
+"""Which of the lines its lead read a worker's assignment carries, and how one budget is shared.
+
+An assignment names a span when it names a function or class the span defines, or the span's
+file and one of its lines ("line 50"), or the span's file alone (then every span of that file,
+unless the assignment names one of them as above); an assignment that names none of them
+carries them all, since its lead left the choice to the worker. A line reference belongs to the
+file named last before it ("1. app.py: line 12 ... 2. test_app.py: line 40"), or when none is,
+to the first named after it ("line 50 of app.py").
+
+Of a long span the assignment points into, only the windows it points at travel: each named
+line range from the definition that holds it (when that starts at most ``FOCUS_LOOKBACK`` lines
+above) or from ``CONTEXT_LINES`` above, to ``CONTEXT_LINES`` below; and each definition it names
+as code (`` `parse` ``, ``parse(``, ``parse_date``) whole. The budget is then shared so that no
+file crowds out another: the smallest pieces are carried whole first, the rest share what is
+left evenly, and each cut piece keeps the part the assignment points at. Pieces are shown in the
+order the assignment names their files (so the file it is about comes first)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from protoagent.workflow.source_spans import SourceSpan, SpanBudget, fitted, line_count
+
+CONTEXT_LINES = 6
+"""Lines shown on either side of a named line range."""
+FOCUS_LOOKBACK = 40
+"""Lines above a named line searched for the definition it belongs to."""
+WINDOWED_FROM = 60
+"""A span shorter than this travels whole: windows would save little and hide the neighbours."""
+WHOLE_SHARE = 0.7
+"""Windows that would show this much of a span show it whole."""
+MAX_DEFINITION_LINES = 120
+
+_DEFINES = re.compile(r"^(?:\s*\d+\| ?)?(\s*)(?:async\s+def|def|class|function)\s+([A-Za-z_$][\w$]*)", re.M)
+"""A definition header in a span's content (read_file may number the lines: ``   4| def f``)."""
+_NUMBERED = re.compile(r"^\s*\d+\| ?")
+_RANGE = r"\d+(?:\s*(?:-|–|to)\s*\d+)?"
+_LINE_REFERENCE = re.compile(rf"\blines?\s+({_RANGE}(?:\s*(?:,|and|&)\s*{_RANGE})*)", re.I)
+_NUMBERS = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(\d+))?")
+_SHORT_REFERENCE = re.compile(r"(?:(?<!\w)L|[\w-]\.[A-Za-z]\w{0,5}:)(\d+)(?:\s*(?:-|–)\s*L?(\d+))?(?!\w)")
+"""``L127``, ``L127-132`` and ``app.py:49`` / ``app.py:49-54``."""
+_SUFFIXES = (
+    "py|pyi|js|jsx|ts|tsx|mjs|cjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh|"
+    "md|rst|txt|toml|cfg|ini|json|yaml|yml|html|css|sql|xml"
+)
+_FILE_MENTION = re.compile(rf"(?<![\w./-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:{_SUFFIXES}))(?![\w/-])")
+"""A file the text names: a path with a source or document suffix (``self.x`` is not one)."""
+
+
+def named_spans(spans: Sequence[SourceSpan], assignment: str) -> list[SourceSpan]:
+    """The spans ``assignment`` names (see the module docstring), in their order; all of them
+    when it names none."""
+    if not assignment.strip():
+        return list(spans)
+    by_symbol = [
+        s
+        for s in spans
+        if any(names_word(assignment, h[2]) for h in _DEFINES.finditer(s.content))
+        or any(s.start_line <= n <= s.end_line for n in lines_named_in(assignment, s.path))
+    ]
+    symbol_files = {s.path for s in by_symbol}
+    chosen = [s for s in spans if s in by_symbol or (s.path not in symbol_files and names_path(assignment, s.path))]
+    return chosen or list(spans)
+
+
+def carried(spans: Sequence[SourceSpan], assignment: str, budget: SpanBudget) -> list[SourceSpan]:
+    """What of ``spans`` (each already named) the assignment carries within ``budget``: their
+    windows, shared as the module docstring says, in the order the assignment names them."""
+    ordered = sorted(spans, key=lambda s: _first_mention(assignment, s))
+    pieces = [w for span in ordered for w in windows(span, assignment)]
+    return _shared(pieces, budget, assignment)
+
+
+def windows(span: SourceSpan, assignment: str) -> list[SourceSpan]:
+    """The parts of ``span`` the assignment points at (see the module docstring), in file order;
+    the whole span when it is short, points at none of its lines, or would see most of it anyway."""
+    lines = span.content.splitlines(keepends=True)
+    if len(lines) < WINDOWED_FROM or len(lines) != line_count(span):
+        return [span]
+    ranges: list[tuple[int, int]] = []
+    for first, last in _ranges(lines_named_in(assignment, span.path)):
+        if last < span.start_line or first > span.end_line:
+            continue
+        top, bottom = max(first, span.start_line) - span.start_line, min(last, span.end_line) - span.start_line
+        header = _header_above(lines, top)
+        ranges.append((header if header is not None else max(0, top - CONTEXT_LINES), bottom + CONTEXT_LINES))
+    for offset, line in enumerate(lines):
+        defines = _DEFINES.match(line)
+        if defines is not None and _names_code(assignment, defines[2]):
+            end = min(_definition_end(lines, offset), offset + MAX_DEFINITION_LINES - 1)
+            ranges.append((_decorated(lines, offset), end))
+    merged = _merged(ranges, len(lines) - 1)
+    if not merged or sum(b - a + 1 for a, b in merged) >= WHOLE_SHARE * len(lines):
+        return [span]
+    return [
+        replace(span, start_line=span.start_line + a, end_line=span.start_line + b, content="".join(lines[a : b + 1]))
+        for a, b in merged
+    ]
+
+
+def focused_on(span: SourceSpan, assignment: str) -> SourceSpan:
+    """``span`` from the first line the assignment points at, so a cut keeps the part the worker
+    was sent for: a line it names (from the definition that holds it, when that starts at most
+    ``FOCUS_LOOKBACK`` lines above), else the definition of a symbol it names; the whole span
+    when it points at none of its lines or at the first."""
+    named = lines_named_in(assignment, span.path)
+    lines = span.content.splitlines(keepends=True)
+    inside = [n - span.start_line for n in sorted(named) if span.start_line <= n <= span.end_line]
+    if inside:
+        header = _header_above(lines, inside[0])
+        start = header if header is not None else inside[0]
+    else:
+        defined = (o for o, line in enumerate(lines) if (h := _DEFINES.match(line)) and names_word(assignment, h[2]))
+        start = next(defined, 0)
+    if start == 0:
+        return span
+    return replace(span, start_line=span.start_line + start, content="".join(lines[start:]))
+
+
+def lines_named_in(text: str, path: str) -> set[int]:
+    """The line numbers ``text`` refers to ("line 50", "lines 49-54", "lines 49 and 60", "L49-54",
+    "app.py:49") that belong to ``path`` (see the module docstring)."""
+    mentions = [(m.start(), _same_file(m.group(1), path)) for m in _FILE_MENTION.finditer(text)]
+    if not any(same for _, same in mentions):
+        return set()
+    found = [(ref.start(), m) for ref in _LINE_REFERENCE.finditer(text) for m in _NUMBERS.finditer(ref.group(1))]
+    found += [(m.start(), m) for m in _SHORT_REFERENCE.finditer(text)]
+    named: set[int] = set()
+    for at, match in found:
+        before = [same for position, same in mentions if position < at]
+        after = [same for position, same in mentions if position > at]
+        if before[-1] if before else after[0]:
+            first = int(match.group(1))
+            named.update(range(first, min(int(match.group(2) or first), first + 500) + 1))
+    return named
+
+
+def names_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", text) is not None
+
+
+def names_path(text: str, path: str) -> bool:
+    """``text`` names the file: its workspace-relative path or its file name (alone or after a
+    folder, as in ``pkg/mod.py``), as a whole token."""
+    names = {path, path.rsplit("/", 1)[-1]}
+    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w/-])", text) is not None for n in names)
+
+
+def _same_file(token: str, path: str) -> bool:
+    return token == path or path.endswith("/" + token) or token == path.rsplit("/", 1)[-1]
+
+
+def _names_code(text: str, name: str) -> bool:
+    """``text`` writes ``name`` as code: quoted, called, or a name no prose word is (``parse_date``,
+    ``OrderedSet``)."""
+    if len(name) < 3 or not names_word(text, name):
+        return False
+    plain = name.isalpha() and (name.islower() or name[1:].islower())
+    called = re.search(rf"(?<![\w$])(?:`{re.escape(name)}`|{re.escape(name)}\(|\.{re.escape(name)})", text)
+    return not plain or called is not None
+
+
+def _first_mention(text: str, span: SourceSpan) -> int:
+    """Where ``text`` first names the span's file or a definition in it; past the end when nowhere."""
+    names = {span.path, span.path.rsplit("/", 1)[-1], *(h[2] for h in _DEFINES.finditer(span.content))}
+    found = [m.start() for n in names for m in re.finditer(rf"(?<![\w$.-]){re.escape(n)}(?![\w$])", text)]
+    return min(found, default=len(text) + 1)
+
+
+def _ranges(numbers: set[int]) -> list[tuple[int, int]]:
+    """Consecutive runs of ``numbers``, as first and last."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(numbers):
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def _header_above(lines: Sequence[str], offset: int) -> int | None:
+    """The nearest definition header at or at most ``FOCUS_LOOKBACK`` lines above ``offset``."""
+    for o in range(offset, max(offset - FOCUS_LOOKBACK, 0) - 1, -1):
+        if _DEFINES.match(lines[o]):
+            return o
+    return None
+
+
+def _definition_end(lines: Sequence[str], header: int) -> int:
+    """The last line of the definition whose header is at ``header``: the line before the next
+    line indented no deeper than the header (a closing bracket there still belongs to it)."""
+    indent = _indent(lines[header])
+    end = header
+    for o in range(header + 1, len(lines)):
+        text = _NUMBERED.sub("", lines[o], count=1)
+        if not text.strip():
+            continue
+        if _indent(lines[o]) <= indent and not text.lstrip().startswith((")", "]", "}")):
+            break
+        end = o
+    return end
+
+
+def _decorated(lines: Sequence[str], header: int) -> int:
+    """The first line of the decorators right above ``header`` (``header`` when there are none)."""
+    top = header
+    while top > 0 and _NUMBERED.sub("", lines[top - 1], count=1).lstrip().startswith("@"):
+        top -= 1
+    return top
+
+
+def _indent(line: str) -> int:
+    text = _NUMBERED.sub("", line, count=1)
+    return len(text) - len(text.lstrip())
+
+
+def _merged(ranges: Sequence[tuple[int, int]], last: int) -> list[tuple[int, int]]:
+    """``ranges`` clipped to ``0..last`` and merged where they meet or leave fewer than
+    ``CONTEXT_LINES`` lines between them."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted((max(0, a), min(last, b)) for a, b in ranges):
+        if out and a <= out[-1][1] + CONTEXT_LINES:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _shared(pieces: Sequence[SourceSpan], budget: SpanBudget, assignment: str) -> list[SourceSpan]:
+    """Each piece within an even share of what the smaller ones left (lines and characters
+    alike), a cut one keeping what the assignment points at; in the pieces' order, without the
+    pieces that got not one line."""
+    lines, chars = budget.lines, budget.chars
+    kept: dict[int, SourceSpan] = {}
+    by_size = sorted(range(len(pieces)), key=lambda i: (line_count(pieces[i]), len(pieces[i].content), i))
+    for done, index in enumerate(by_size):
+        left = len(by_size) - done
+        share_lines, share_chars = lines // left, chars // left
+        if share_lines <= 0 or share_chars <= 0:
+            continue
+        piece = pieces[index]
+        shown = fitted(piece, share_lines, share_chars)
+        if shown is not None and shown.end_line < piece.end_line:
+            shown = fitted(focused_on(piece, assignment), share_lines, share_chars) or shown
+        if shown is not None:
+            kept[index] = shown
+            lines -= line_count(shown)
+            chars -= len(shown.content)
+    return [kept[i] for i in range(len(pieces)) if i in kept]
