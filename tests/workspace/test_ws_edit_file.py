@@ -274,10 +274,36 @@ def test_edit_of_symlink_inside_root_names_its_target(source: Path, ctx: ToolCon
     assert (source.parent / "alias.py").is_symlink()
 
 
-def test_empty_old_text_is_rejected(source: Path, ctx: ToolContext):
+def test_an_empty_old_appends_new_at_the_end_without_a_copy_of_the_last_lines(source: Path, ctx: ToolContext):
+    tail = "\n\ndef bye(name):\n    return 'bye ' + name\n"
+    out = call(EditFileTool, ctx, path="app.py", old="", new=tail, expected_revision=_revision(SOURCE.encode()))
+    assert source.read_text() == SOURCE + tail
+    assert out.text.startswith("edited app.py lines 10-")
+    (source.parent / "bare.py").write_text("x = 1")  # no line break at the end: the appended text gets one
+    call(EditFileTool, ctx, path="bare.py", old="", new="y = 2\n", expected_revision=_revision(b"x = 1"))
+    assert (source.parent / "bare.py").read_text() == "x = 1\ny = 2\n"
+
+
+def test_an_append_goes_with_other_edits_of_the_same_revision_and_only_one_may_append(
+    source: Path, ctx: ToolContext
+) -> None:
+    revision = _revision(SOURCE.encode())
+    edits = [{"old": "", "new": "main()\n"}, {"old": "import os", "new": "import sys"}]
+    call(EditFileTool, ctx, path="app.py", edits=edits, expected_revision=revision)
+    assert source.read_text() == SOURCE.replace("import os", "import sys") + "main()\n"
+    revision = _revision(source.read_bytes())
     with pytest.raises(ToolRejected) as caught:
-        prepare(EditFileTool, ctx, path="app.py", old="", new="x", expected_revision=_revision(SOURCE.encode()))
-    assert caught.value.kind == "invalid_arguments"
+        prepare(
+            EditFileTool,
+            ctx,
+            path="app.py",
+            edits=[{"old": "", "new": "a\n"}, {"old": "", "new": "b\n"}],
+            expected_revision=revision,
+        )
+    assert caught.value.kind == "invalid_arguments" and "only one edit may append" in caught.value.message
+    with pytest.raises(ToolRejected) as identical:
+        prepare(EditFileTool, ctx, path="app.py", old="", new="", expected_revision=revision)
+    assert identical.value.kind == "no_change"
 
 
 def test_edit_of_binary_file_is_refused(root: Path, ctx: ToolContext):

@@ -111,7 +111,7 @@ def test_an_ambiguous_pair_names_its_index(source: Path, ctx: ToolContext) -> No
         ({}, "invalid_arguments"),
         ({"edits": []}, "invalid_arguments"),
         ({"edits": _edits(("A = 1\n", "A = 2\n"), ("C = 3\n", "C = 3\n"))}, "no_change"),
-        ({"edits": _edits(("A = 1\n", "A = 2\n"), ("", "x"))}, "invalid_arguments"),
+        ({"edits": _edits(("", "x\n"), ("A = 1\n", "A = 2\n"), ("", "y\n"))}, "invalid_arguments"),
     ],
 )
 def test_malformed_calls_get_a_correctable_rejection(

@@ -51,11 +51,22 @@ def replace_exactly_once(text: str, old: str, new: str, path: str) -> ExactEdit:
 def replace_each_exactly_once(text: str, pairs: Sequence[tuple[str, str]], path: str) -> ExactEdit:
     """Replace each ``old`` of ``pairs`` (each occurring exactly once in ``text``) with its ``new``,
     all against the same text: all apply or none. Spans that overlap are refused, so the order
-    of the pairs never changes the result."""
+    of the pairs never changes the result. One pair may have an empty ``old``: its ``new`` is
+    appended at the end of the text (after a line break the text lacks), so adding a test at the
+    end of a module needs no copy of the module's last lines."""
     normalized = to_lf(text)
     spans: list[tuple[int, int, str, int]] = []
+    if sum(1 for old, _ in pairs if not old) > 1:
+        raise ToolRejected(
+            "only one edit may append (empty old); put the appended text in one new", kind="invalid_arguments"
+        )
     for index, (old, new) in enumerate(pairs):
         old_n, new_n = to_lf(old), to_lf(new)
+        if not old_n:  # append at the end, on a line of its own
+            if normalized and not normalized.endswith("\n"):
+                new_n = "\n" + new_n
+            spans.append((len(normalized), len(normalized), new_n, index))
+            continue
         if old_n not in normalized:
             old_n, new_n = _without_line_numbers(old_n, new_n)
         try:

@@ -170,7 +170,7 @@ class ReadFileTool(Tool[ReadFileInput, _ReadPlan]):
 class EditFileTool(_WriteTool[EditFileInput]):
     name = "edit_file"
     description = (
-        "Replace old (exact text occurring once) with new. Several spans of one revision: "
+        "Replace old (exact text found once) with new; empty old appends. Several spans of one revision: "
         "edits=[{old,new},...], all or none."
     )
 
@@ -201,11 +201,6 @@ def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
         which = f"edits[{index}]: " if args.edits is not None and len(pairs) > 1 else ""
         if old == new:
             raise ToolRejected(f"{which}old and new are identical; nothing would change", kind="no_change")
-        if not old:
-            raise ToolRejected(
-                f"{which}old is empty; copy the text to replace, or use create_file / replace_file",
-                kind="invalid_arguments",
-            )
     return pairs
 
 
@@ -232,7 +227,7 @@ def _bounded(content: str, path: str) -> bytes:
 
 class ReplaceFileTool(_WriteTool[ReplaceFileInput]):
     name = "replace_file"
-    description = "Replace a whole existing file; prefer edit_file for small changes."
+    description = "Replace a whole existing file; prefer edit_file."
 
     def prepare(self, args: ReplaceFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
         path = _rewritable(ctx, args.path)
