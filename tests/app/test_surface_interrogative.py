@@ -3,13 +3,14 @@ change, and the chosen surface and its reason stay visible in the output and the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from protoagent.workflow.contract import classify
+from protoagent.workflow.contract import classify, select_contract
 
 from .support import cli
 
@@ -56,3 +57,31 @@ def test_the_chosen_surface_and_its_reason_stay_visible_for_a_question_with_edit
 )
 def test_a_question_carrying_an_imperative_to_change_code_stays_editing(tmp_path: Path, objective: str) -> None:
     assert classify(objective) == ("editing", "asks for a change")
+
+
+@pytest.mark.parametrize(
+    "objective",
+    [
+        "Add strip_attributes(data) to xmltodict: it returns a copy without modifying the input. Follow AGENTS.md.",
+        "Fix the rounding bug but don't change the public API.",
+        "Add a read-only property `name` to Config.",
+        "Refactor parse without changing behaviour, and don't touch tests/test_parse.py.",
+    ],
+)
+def test_a_behaviour_the_change_must_keep_does_not_make_the_run_read_only(objective: str) -> None:
+    contract = asyncio.run(select_contract(objective))
+    assert (contract.surface, contract.read_only) == ("editing", False)
+
+
+@pytest.mark.parametrize(
+    "objective",
+    [
+        "Fix parse_date but don't change any files.",
+        "Explain how the cache works without editing anything.",
+        "read-only: where is the retry loop?",
+        "How does parse work? Don't modify the code, just explain.",
+    ],
+)
+def test_asking_that_nothing_in_the_workspace_change_makes_the_run_read_only(objective: str) -> None:
+    contract = asyncio.run(select_contract(objective))
+    assert contract.read_only and contract.surface == "question"

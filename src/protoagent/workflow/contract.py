@@ -50,11 +50,20 @@ _SYMPTOM = re.compile(
 )
 """A bug report without an imperative: a call and what it returns, what it does instead of what
 it should, or that something fails ("parse_size('1 kB') returns 1024")."""
+_WORKSPACE_OBJECT = (
+    r"(?:\s+(?:anything|any\s+(?:code|files?|source)|any|(?:the\s+|my\s+|our\s+)?(?:code|files?|source|repo|"
+    r"repository|codebase|workspace|working\s+tree)))?"
+)
 _READ_ONLY = re.compile(
-    r"\b(don'?t|do not|without)\s+(change|chang|modify|edit|touch|writ)\w*|\bread[- ]only\b|"
-    r"\bno changes\b",
+    rf"\b(?:don'?t|do not|without)\s+(?:change|chang|modify|edit|touch|writ)\w*{_WORKSPACE_OBJECT}"
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:just|only|and|but|please|yet|for now|at all)\b)|"
+    r"\b(?:be|stay|keep (?:it|this)|this is|in|as a)\s+read[- ]only\b|^\s*read[- ]only\b|"
+    r"\bread[- ]only\s*(?:[.,;:!?)]|$|please\b)|\b(?:make|with|and) no changes\b(?!\s+to\b)",
     re.I,
 )
+"""The person asks that nothing in the workspace change ("don't change any files", "explain it
+without editing anything", "read-only: ..."); a behaviour the change must keep ("without modifying
+the input", "don't change the public API", "add a read-only property") is not that."""
 _DEFER = re.compile(
     r"\b(don'?t|do not)\s+run\s+(it|them|the\s+(tests?|checks?))\b|\bi'?ll\s+(do|run)\s+it\b|"
     r"\bi will (run|verify)\b",
