@@ -3,7 +3,8 @@
 The copy (one per repair) leaves out version control, ProtoAgent's own folder and caches; large
 environment folders (``.venv``, ``node_modules`` ...) are linked, not copied, so a check that runs
 ``.venv/bin/python`` still finds it. Checks run there exactly as captured (same argv, cwd and
-environment rules, ``processes.command.prepare_command``) inside the run's sandbox, whose
+environment rules, ``processes.command.prepare_command``; an interpreter inside the workspace and
+the project folders its environment installs become the copy's) inside the run's sandbox, whose
 writable scope is the scratch copy, and through the session's process registry (a process group
 and an output journal each, stopped by Stop and Ctrl-C like every other command).
 
@@ -29,6 +30,7 @@ from protoagent.checks.types import CheckSpec
 from protoagent.errors import RunError, ToolRejected
 from protoagent.processes.command import NO_SANDBOX, CommandRequest, CommandSandbox, CommandSite, prepare_command
 from protoagent.processes.runner import ProcessRegistry
+from protoagent.repair.copy_imports import copied_path, in_copy
 from protoagent.repair.fork_checks import ForkFailed, ForkServer
 from protoagent.repair.pytest_args import failing_ids, narrowed, not_selected, runs_pytest_module
 
@@ -90,7 +92,8 @@ class ScratchWorkspace:
         self._home.mkdir()
         (self._base / "tmp").mkdir()
         _copy(root, self.root)
-        self.python = python
+        self.python = copied_path(python, root, self.root)
+        self._session_python = python
         self.sandbox = sandbox
         self.processes = processes
         self.options = options or ScratchOptions()
@@ -127,7 +130,9 @@ class ScratchWorkspace:
 
     async def run(self, check: CheckSpec, timeout_s: float) -> ScratchRun:
         """Run ``check`` in the copy; ``passed`` only when the whole check passed with at least one
-        test. A check with failing baseline tests runs those first and stops there when they fail."""
+        test. A check with failing baseline tests runs those first and stops there when they fail.
+        The check imports the project from the copy (``repair.copy_imports``)."""
+        check = in_copy(check, self.source, self.root, self._session_python)
         site = CommandSite(self.root, self._home, self.python, self.sandbox)
         request = CommandRequest(check.argv, check.cwd, check.env, timeout_s, OUTPUT_LIMIT)
         try:
