@@ -42,6 +42,8 @@ CARGO = (
         ("\nno tests ran in 0.01s\n", 5, 0),
         ("===== no tests ran in 0.01s =====\n", 5, 0),
         ("===== 3 deselected in 0.01s =====\n", 5, 0),
+        ("58 passed, 66 subtests passed in 0.21s\n", 0, 58),
+        ("=== 1 failed, 57 passed, 2 subtests failed, 64 subtests passed in 0.3s ===\n", 1, 58),
         (CARGO, 101, 5),
         ("build finished\n", 0, None),
         ("", 1, None),

@@ -25,7 +25,8 @@ ZERO_TESTS_NOTE = "zero tests ran; zero tests never verify a code change"
 
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 _UNITTEST_NONE = re.compile(r"^NO TESTS RAN\b", re.M)
-_PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+) in [\d.]+s\b", re.M)
+_PYTEST_SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+) in [\d.]+s\b", re.M)
+"""pytest's last line: ``3 passed, 1 failed in 0.2s``, also with ``66 subtests passed`` in it."""
 _PYTEST_NONE = re.compile(r"^=*\s*no tests ran\b", re.M)
 _PYTEST_EXECUTED = re.compile(r"(\d+) (passed|failed|xfailed|xpassed)\b")
 _CARGO_RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed;", re.M)
