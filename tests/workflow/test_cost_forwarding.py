@@ -331,3 +331,16 @@ def test_overlapping_reads_reach_a_worker_without_a_line_shown_twice(tmp_path: P
     coder = _shown(run.requests("coder")[0])
     assert "--- app.py lines 6-15 of 20" in coder and "--- app.py lines 1-5 of 20" in coder
     assert coder.count("   6| ") == 1 and coder.count("  10| ") == 1
+
+
+def test_a_tester_gets_the_test_module_its_assignment_names_over_one_sharing_more_words(tmp_path: Path) -> None:
+    files = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
+    turns = [
+        call("tester", "architect", task="propose render cases; they belong in tests/test_count.py"),
+        say("render(['a']) should be 'a'.", "tester"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    tester = _shown(run.requests("tester")[0])
+    assert TEST_MODULE_HEADER in tester and "--- tests/test_count.py lines 1-6 of 6" in tester
+    assert "--- tests/test_render.py" not in tester

@@ -36,8 +36,8 @@ NAMED_FILES_HEADER = (
     "revisions; no need to read these lines again):"
 )
 TEST_MODULE_HEADER = (
-    "The test module of the checks that shares most words with your assignment, which no agent had "
-    "read, read by the harness for you (current revision; no need to read these lines again):"
+    "The test module of the checks that your assignment names (or that shares most words with it), which "
+    "no agent had read, read by the harness for you (current revision; no need to read these lines again):"
 )
 _PATH = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*)(?![\w/-])")
 _CODE = re.compile(r"`([^`\s]+)`|\b([A-Za-z_][\w]*)\(|\b([A-Za-z]+_[\w]*)\b")

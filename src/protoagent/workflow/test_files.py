@@ -1,6 +1,7 @@
 """Which test modules a Tester is pointed to: the ones the run's checks discovered, those whose
 names share a word with the assignment first, so the Tester can read the right one in its first
-request instead of listing folders to find it."""
+request instead of listing folders to find it; the one read for it is the module its assignment
+names, when it names one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 
 from protoagent.checks.python_suites import is_test_file
 from protoagent.checks.types import CheckPlan
+from protoagent.workflow.span_choice import names_path
 
 MAX_NAMED = 8
 """Test modules named at most; the rest are counted."""
@@ -29,11 +31,15 @@ def ranked_test_files(plan: CheckPlan, assignment: str) -> list[str]:
 
 
 def likely_test_module(plan: CheckPlan | None, assignment: str) -> str | None:
-    """The test module sharing most words with ``assignment`` (at least one), if any."""
+    """The first test module ``assignment`` names by path, else the one sharing most words with
+    it (at least one), if any."""
     if plan is None:
         return None
     wanted = _words(assignment)
     ranked = ranked_test_files(plan, assignment)
+    named = sorted((m for m in ranked if names_path(assignment, m)), key=lambda m: _first_position(assignment, m))
+    if named:
+        return named[0]
     if ranked and _words(os.path.splitext(ranked[0])[0]) & wanted:
         return ranked[0]
     return None
@@ -52,3 +58,8 @@ def test_files_note(plan: CheckPlan | None, assignment: str) -> str | None:
     if plan.dependency_files_truncated:
         more += " (discovery stopped at its file limit: there may be others)"
     return f"Test modules the checks run ({len(modules)}): {named}{more}."
+
+
+def _first_position(text: str, path: str) -> int:
+    spots = [text.find(name) for name in (path, os.path.basename(path)) if name in text]
+    return min(spots, default=len(text))
