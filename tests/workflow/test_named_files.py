@@ -37,7 +37,7 @@ def test_a_coder_edits_a_file_its_assignment_names_without_reading_it_and_nothin
     shown = "\n".join(m.content for m in first.messages)
     assert shown.count(NAMED_FILES_HEADER) == 1 and shown.count("--- CHANGELOG lines") == 1
     assert f"--- CHANGELOG lines 1-2 of 2; revision {sha(FILES['CHANGELOG'])}" in shown
-    assert "--- docs/notes.rst lines 195-200 of 200" in shown and "200| - `parse_date` keeps the month" in shown
+    assert "--- docs/notes.rst lines 194-200 of 200" in shown and "200| - `parse_date` keeps the month" in shown
     assert "TOKEN=secret" not in shown and ".env lines" not in shown
     assert (run.root / "CHANGELOG").read_text() == "2.1\n- dates fixed\n\n2.0\n- first\n"
     (localized,) = [e for e in run.of("source.localized") if e.agent == "coder"]

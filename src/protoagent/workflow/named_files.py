@@ -1,9 +1,10 @@
 """Files a Coder assignment names that no agent has read yet, read by the harness for the Coder.
 
 A lead often names a file to change without reading it ("add `where_not` to docs/cheatsheet.rst").
-The Coder would spend its first request reading it; instead the assignment carries the file (or,
-when it is long, the part around the first line that holds a symbol the assignment names), with
-its revision, recorded as ``source.localized`` for the Coder so it counts as read.
+The Coder would spend its first request reading it; instead the assignment carries the file, cut
+as its lead's reads are (``span_choice``: the definitions and lines the assignment points at, the
+part around the first line that uses a name it writes as code), with its revision, recorded as
+``source.localized`` for the Coder so it counts as read.
 
 Pure reads inside the workspace: a path that leaves it, a hidden path (``.env``, ``.git/...``), a
 file that is not text or is over ``MAX_FILE_BYTES`` is left out.
@@ -18,6 +19,7 @@ from pathlib import Path
 from protoagent.errors import ToolRejected
 from protoagent.models.profile import PromptProfile
 from protoagent.workflow.source_spans import SourceSpan, SpanBudget, render_together
+from protoagent.workflow.span_choice import carried
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span
@@ -29,8 +31,6 @@ NAMED_FILE_BUDGETS: dict[PromptProfile, SpanBudget] = {
 """All named files together; a small model's window has no room to spare."""
 MAX_FILES = 3
 MAX_FILE_BYTES = 256 * 1024
-CONTEXT_LINES = 5
-"""Lines shown above the first line that holds a named symbol, in a file too long to show whole."""
 NAMED_FILES_HEADER = (
     "Files your assignment names that no agent had read, read by the harness for you (current "
     "revisions; no need to read these lines again):"
@@ -40,7 +40,6 @@ TEST_MODULE_HEADER = (
     "no agent had read, read by the harness for you (current revision; no need to read these lines again):"
 )
 _PATH = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*)(?![\w/-])")
-_CODE = re.compile(r"`([^`\s]+)`|\b([A-Za-z_][\w]*)\(|\b([A-Za-z]+_[\w]*)\b")
 
 
 def named_paths(assignment: str, root: Path) -> list[str]:
@@ -61,30 +60,18 @@ def _hidden(path: str) -> bool:
     return any(part.startswith(".") for part in path.split("/"))
 
 
-def _symbols(assignment: str) -> set[str]:
-    """What the assignment writes as code: `quoted`, called names and snake_case names."""
-    return {next(g for g in m.groups() if g).strip("().") for m in _CODE.finditer(assignment)} - {""}
-
-
 def unread_named_spans(
     root: Path, assignment: str, read_paths: Collection[str], budget: SpanBudget, *, paths: Sequence[str] | None = None
 ) -> tuple[SourceSpan, ...]:
     """The files ``assignment`` names (or ``paths``, chosen otherwise) that are not in
-    ``read_paths``, each whole or from a few lines above the first line holding a symbol the
-    assignment names, within ``budget`` together."""
-    spans: list[SourceSpan] = []
-    lines, chars = budget.lines, budget.chars
-    symbols = _symbols(assignment)
+    ``read_paths``, cut and shared within ``budget`` as an assignment's reads are
+    (``span_choice.carried``: the definitions and lines it points at, small files whole)."""
     chosen = named_paths(assignment, root) if paths is None else [p for p in paths if not _hidden(p)]
-    for path in [p for p in chosen if p not in read_paths][:MAX_FILES]:
-        if lines <= 0 or chars <= 0:
-            break
-        span = _read(root, path, symbols, lines, chars)
-        if span is not None:
-            spans.append(span)
-            lines -= span.end_line - span.start_line + 1
-            chars -= len(span.content)
-    return tuple(spans)
+    unread = [p for p in chosen if p not in read_paths][:MAX_FILES]
+    if budget.lines <= 0 or budget.chars <= 0:
+        return ()
+    whole = [span for span in (_whole(root, path) for path in unread) if span is not None]
+    return tuple(carried(whole, assignment, budget))
 
 
 def render_named(spans: Sequence[SourceSpan], header: str = NAMED_FILES_HEADER) -> str:
@@ -92,7 +79,8 @@ def render_named(spans: Sequence[SourceSpan], header: str = NAMED_FILES_HEADER) 
     return "\n".join([header, render_together(spans)]) if spans else ""
 
 
-def _read(root: Path, path: str, symbols: set[str], max_lines: int, max_chars: int) -> SourceSpan | None:
+def _whole(root: Path, path: str) -> SourceSpan | None:
+    """The whole file, numbered as ``read_file`` shows it, or ``None`` when it cannot be shown."""
     try:
         with open_root(root) as root_fd:
             data = read_bytes(root_fd, path)
@@ -101,12 +89,7 @@ def _read(root: Path, path: str, symbols: set[str], max_lines: int, max_chars: i
         text = decode_source(data, path)
     except (OSError, ToolRejected, UnicodeDecodeError, ValueError):
         return None
-    all_lines = text.splitlines()
-    words = [re.compile(rf"(?<![\w$]){re.escape(s)}(?![\w$])") for s in symbols]
-    hit = next((i for i, line in enumerate(all_lines) if any(w.search(line) for w in words)), 0)
-    start = 1 if len(all_lines) <= max_lines else max(1, hit + 1 - CONTEXT_LINES)
-    end = min(len(all_lines), start + max_lines - 1)
-    shown = render_span(text, start, end, numbered=True, cap=max_chars)
+    shown = render_span(text, 1, None, numbered=True, cap=4 * MAX_FILE_BYTES)
     if not shown.content:
         return None
-    return SourceSpan(path, start, shown.end_line, shown.total_lines, revision_of(data), shown.content)
+    return SourceSpan(path, 1, shown.end_line, shown.total_lines, revision_of(data), shown.content)

@@ -103,20 +103,33 @@ def windows(span: SourceSpan, assignment: str) -> list[SourceSpan]:
 def focused_on(span: SourceSpan, assignment: str) -> SourceSpan:
     """``span`` from the first line the assignment points at, so a cut keeps the part the worker
     was sent for: a line it names (from the definition that holds it, when that starts at most
-    ``FOCUS_LOOKBACK`` lines above), else the definition of a symbol it names; the whole span
-    when it points at none of its lines or at the first."""
+    ``FOCUS_LOOKBACK`` lines above), else the definition of a symbol it names, else a few lines
+    above the first line that uses a name it writes as code (a README's usage of ``parse_date``);
+    the whole span when it points at none of its lines or at the first."""
     named = lines_named_in(assignment, span.path)
     lines = span.content.splitlines(keepends=True)
     inside = [n - span.start_line for n in sorted(named) if span.start_line <= n <= span.end_line]
+    start: int | None
     if inside:
         header = _header_above(lines, inside[0])
         start = header if header is not None else inside[0]
     else:
-        defined = (o for o, line in enumerate(lines) if (h := _DEFINES.match(line)) and names_word(assignment, h[2]))
-        start = next(defined, 0)
+        start = _named_definition(lines, assignment)
+    if start is None:  # no definition it names: from a little above the first line using its code
+        words = [re.compile(rf"(?<![\w$]){re.escape(n)}(?![\w$])") for n in code_names(assignment)]
+        hit = next((o for o, line in enumerate(lines) if any(w.search(line) for w in words)), 0)
+        start = max(0, hit - CONTEXT_LINES)
     if start == 0:
         return span
     return replace(span, start_line=span.start_line + start, content="".join(lines[start:]))
+
+
+_CODE = re.compile(r"`([^`\s]+)`|\b([A-Za-z_][\w]*)\(|\b([A-Za-z]+_[\w]*)\b")
+
+
+def code_names(text: str) -> set[str]:
+    """What ``text`` writes as code: `quoted`, called names and snake_case names."""
+    return {next(g for g in m.groups() if g).strip("().") for m in _CODE.finditer(text)} - {""}
 
 
 def lines_named_in(text: str, path: str) -> set[int]:
@@ -167,6 +180,13 @@ def _first_mention(text: str, span: SourceSpan) -> int:
     names = {span.path, span.path.rsplit("/", 1)[-1], *(h[2] for h in _DEFINES.finditer(span.content))}
     found = [m.start() for n in names for m in re.finditer(rf"(?<![\w$.-]){re.escape(n)}(?![\w$])", text)]
     return min(found, default=len(text) + 1)
+
+
+def _named_definition(lines: Sequence[str], assignment: str) -> int | None:
+    """The first line that defines a name the assignment uses."""
+    return next(
+        (o for o, line in enumerate(lines) if (h := _DEFINES.match(line)) and names_word(assignment, h[2])), None
+    )
 
 
 def _ranges(numbers: set[int]) -> list[tuple[int, int]]:
