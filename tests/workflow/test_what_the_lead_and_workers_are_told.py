@@ -135,3 +135,17 @@ def test_a_cut_outline_with_a_path_advises_what_the_call_has_not_done(tmp_path: 
     assert note.count("11 more results not shown") == 1
     assert "pass path" not in note and "narrower path" not in note and "qualify" not in note
     assert "big.Table.column_09 at big.py:" in note and "outline big.Table for its members" in note
+
+
+PASSING_TESTS = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+
+
+def test_after_a_passing_baseline_the_lead_is_told_which_test_modules_the_checks_run(tmp_path: Path) -> None:
+    files = {"dates.py": BUGGY, "tests/__init__.py": "", "tests/test_dates.py": PASSING_TESTS}
+    passing = run(
+        tmp_path / "passing", "parse_date swaps the month and the day", [say("Stopped.", "architect")], files=files
+    )
+    first = "\n".join(m.content for m in passing.requests("architect")[0].messages)
+    assert "Test modules the checks run (1): tests/test_dates.py." in first
+    failing = run(tmp_path / "failing", OBJECTIVE, [say("Stopped.", "architect")])  # its failing tests name the module
+    assert "Test modules the checks run" not in "\n".join(m.content for m in failing.requests("architect")[0].messages)

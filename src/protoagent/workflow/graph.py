@@ -56,6 +56,7 @@ from protoagent.workflow.progress import ProgressMonitor
 from protoagent.workflow.regression_proof import prove_regression
 from protoagent.workflow.signals import Denied, FinalCheckFailed, Reported, Verified, WorkerTurnLimit
 from protoagent.workflow.task import TaskRecord
+from protoagent.workflow.test_files import test_files_note
 from protoagent.workflow.workers import WorkerRunner, file_writes, revision_current
 
 MAX_REPAIRS = 2
@@ -189,7 +190,8 @@ class WorkflowGraph:
         shown as evidence of the behaviour to change (each receipt's own header, the failing
         tests it named, a bounded excerpt of its output); when the baseline failed, the source of
         the few functions the failure involves; and the source of the exact symbols the objective
-        names (both recorded as read by the Architect)."""
+        names (both recorded as read by the Architect); after a passing baseline, the test modules
+        the checks run (no failing test names them, and the lead would list folders to find them)."""
         events, profile = self.session.log.events, self.architect.role.profile
         baseline = [r for r in check_results(events) if r.phase == "baseline"]
         outputs = failing_baseline_outputs(events, run_start(events))
@@ -208,6 +210,8 @@ class WorkflowGraph:
         if baseline:
             receipts = "\n\n".join(receipt_excerpt(r.output, BASELINE_EXCERPT_CHARS) for r in baseline)
             parts.insert(0, "Baseline before any change (evidence, not a verdict on your work):\n" + receipts)
+        if baseline and not outputs:  # no failing test names the tests: say where they are
+            parts.insert(1, test_files_note(self.session.services.checks, objective) or "")
         return "\n\n".join(p for p in parts if p) or None
 
     async def _final_checks(self) -> list[CheckResult]:
