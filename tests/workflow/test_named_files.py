@@ -50,7 +50,8 @@ def test_only_files_inside_the_workspace_that_no_agent_read_are_named(tmp_path: 
     (tmp_path / "docs/a.rst").write_text("a\n")
     (tmp_path / "README").write_text("r\n")
     (tmp_path / ".env").write_text("x\n")
-    text = "see docs/a.rst, ../outside.txt, .env, README, Readme, docs/missing.rst and docs/a.rst again"
+    (tmp_path / "AGENTS.md").write_text("- tests go in tests/\n")  # in every agent's instructions already
+    text = "see docs/a.rst, ../outside.txt, .env, README, Readme, docs/missing.rst, AGENTS.md and docs/a.rst again"
     assert named_paths(text, tmp_path) == ["docs/a.rst", "README"]
 
 

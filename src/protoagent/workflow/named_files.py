@@ -7,7 +7,8 @@ part around the first line that uses a name it writes as code), with its revisio
 ``source.localized`` for the Coder so it counts as read.
 
 Pure reads inside the workspace: a path that leaves it, a hidden path (``.env``, ``.git/...``), a
-file that is not text or is over ``MAX_FILE_BYTES`` is left out.
+file that is not text or is over ``MAX_FILE_BYTES`` is left out, and so is ``AGENTS.md``, which
+every agent's instructions already hold.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from protoagent.errors import ToolRejected
+from protoagent.hooks.workspace_instructions import INSTRUCTIONS_FILE
 from protoagent.models.profile import PromptProfile
 from protoagent.workflow.source_spans import SourceSpan, SpanBudget, render_together
 from protoagent.workflow.span_choice import carried
@@ -49,8 +51,8 @@ def named_paths(assignment: str, root: Path) -> list[str]:
         token = match.group(1)
         if "/" not in token and "." not in token and not token.isupper():
             continue  # a plain word; a root file without a suffix is named in capitals (CHANGELOG)
-        if _hidden(token) or token in found:
-            continue
+        if _hidden(token) or token in found or token.rsplit("/", 1)[-1] == INSTRUCTIONS_FILE:
+            continue  # AGENTS.md is in every agent's instructions already
         if (root / token).is_file():
             found.append(token)
     return found
