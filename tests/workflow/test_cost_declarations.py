@@ -44,7 +44,7 @@ def _tool_bytes(request: ModelRequest) -> int:
     return len(json.dumps(_body(request)["tools"], separators=(",", ":")))
 
 
-def test_review_criteria_is_declared_only_in_the_closing_review_and_every_other_declaration_stays_put(
+def test_review_criteria_is_declared_only_in_the_closing_review_which_declares_what_a_review_uses(
     tmp_path: Path,
 ) -> None:
     review = {"name": "review_criteria", "arguments": {"met": [2], "note": "the bullet is there"}}
@@ -63,7 +63,9 @@ def test_review_criteria_is_declared_only_in_the_closing_review_and_every_other_
     assert all(r.tools == working[0].tools for r in working)  # a byte-stable prefix for prompt caches
     assert _tool_bytes(working[0]) <= MAX_ARCHITECT_TOOL_BYTES  # so every working request is within the pin
     assert "review_criteria" not in {t.name for t in working[0].tools}
-    assert {t.name for t in closing.tools} == {t.name for t in working[0].tools} | {"review_criteria"}
+    # The closing request (a fresh conversation) declares only what a review can use.
+    assert {t.name for t in closing.tools} == {"review_criteria", "coder", "run_check", "read_file"}
+    assert _tool_bytes(closing) < _tool_bytes(working[0]) // 2
     assert run.json["status"] == "completed"
 
 
