@@ -17,6 +17,7 @@ CASE = (
 )
 LAYOUTS = {
     "root files": {"test_dates.py": CASE},
+    "one root tests.py module": {"tests.py": CASE, "setup.py": "from setuptools import setup\nsetup()\n"},
     "tests package moved from the root": {"tests/__init__.py": "", "tests/test_dates.py": CASE},
     "plain tests directory": {"tests/test_dates.py": CASE},
     "test package with subpackage": {

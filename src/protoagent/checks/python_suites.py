@@ -71,7 +71,7 @@ def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:
     """The Python suite of the workspace, or ``None`` when it has no test files."""
     config = find_pytest_config(root, listing)
     packages = _top_packages(root, listing)
-    root_tests = sorted(name for name in listing.files if name.startswith("test_") and name.endswith(".py"))
+    root_tests = sorted(name for name in listing.files if is_test_file(name))  # tests.py too
     root_tests += _package_test_modules(root, packages)
     directories = _test_directories(
         root,
