@@ -45,15 +45,16 @@ def test_a_forwarded_span_cut_inside_a_function_says_where_it_stops_and_where_th
         call("read_file", "architect", path="report.py", start_line=1, end_line=20),
         call("tester", "architect", task="propose cases for render"),
         say("No cases needed.", "tester"),
+        call("coder", "architect", task="make render return its rows"),
+        say("Nothing done.", "coder"),
         say("Nothing to change.", "architect"),
     ]
     run = run_workflow(tmp_path, "explain how render handles rows and fix it", turns, files=LONG_FILE)
-    tester = _shown(run.requests("tester")[0])
-    assert "--- report.py lines 1-20 of 36" in tester
-    assert (
-        "[shown up to line 20; lines 21-36 are not shown; it stops inside def render (lines 1-32): "
-        "read the rest before editing it]"
-    ) in tester
+    tester, coder = _shown(run.requests("tester")[0]), _shown(run.requests("coder")[0])
+    assert "--- report.py lines 1-20 of 36" in tester and "--- report.py lines 1-20 of 36" in coder
+    cut = "[shown up to line 20; lines 21-36 are not shown; it stops inside def render (lines 1-32)"
+    assert f"{cut}]" in tester  # Tester cannot edit: no advice about editing
+    assert f"{cut}: read the rest before editing it]" in coder
 
 
 def test_a_span_that_reaches_the_end_of_its_file_carries_no_continuation(tmp_path: Path) -> None:

@@ -96,12 +96,12 @@ def read_spans(
     return tuple(spans), tuple(stale)
 
 
-def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str]) -> str:
+def render_spans(spans: Sequence[SourceSpan], stale: Sequence[str], *, editing: bool = True) -> str:
     """The assignment's view of what its caller already read; empty when there is nothing."""
     parts = []
     if spans:
         parts.append("Source already read in this task, unchanged since (no need to read these lines again):")
-        parts.append(render_together(spans))
+        parts.append(render_together(spans, editing=editing))
     if stale:
         parts.append("Left out because the file changed since it was read: " + ", ".join(stale))
     return "\n".join(parts)

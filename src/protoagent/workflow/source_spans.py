@@ -32,11 +32,12 @@ class SourceSpan:
     """When the span stops inside a construct (a function or class that goes on past
     ``end_line``), what it is and where it ends; else empty."""
 
-    def render(self, next_shown: int | None = None) -> str:
+    def render(self, next_shown: int | None = None, *, editing: bool = True) -> str:
         where = f"{self.path} lines {self.start_line}-{self.end_line} of {self.total_lines}"
-        return f"--- {where}; revision {self.revision}\n" + self.content.rstrip("\n") + self.continuation(next_shown)
+        shown = self.content.rstrip("\n")
+        return f"--- {where}; revision {self.revision}\n" + shown + self.continuation(next_shown, editing=editing)
 
-    def continuation(self, next_shown: int | None = None) -> str:
+    def continuation(self, next_shown: int | None = None, *, editing: bool = True) -> str:
         """The line that ends a span with more of its file after it: where it stops, which lines
         are not shown (up to ``next_shown``, the first line of the file's next span shown beside
         it), and (when it stops mid-construct) which construct and where that ends."""
@@ -44,22 +45,24 @@ class SourceSpan:
         if self.end_line >= last:
             return ""
         rest = f"lines {self.end_line + 1}-{last} are not shown"
-        cut = f"; it stops inside {self.cut}: read the rest before editing it" if self.cut else ""
+        advice = ": read the rest before editing it" if editing else ""
+        cut = f"; it stops inside {self.cut}{advice}" if self.cut else ""
         return f"\n[shown up to line {self.end_line}; {rest}{cut}]"
 
     def to_json(self) -> dict[str, Any]:
         return json_form(self, omit=("cut",))
 
 
-def render_together(spans: Sequence[SourceSpan]) -> str:
+def render_together(spans: Sequence[SourceSpan], *, editing: bool = True) -> str:
     """``spans`` shown in one message: a span's continuation counts only the lines up to the next
-    span of its file shown there, so no shown line is called not shown."""
+    span of its file shown there, so no shown line is called not shown; ``editing`` is whether
+    the reader may edit them (a read-only reader is not told to read the rest before editing)."""
 
     def next_shown(span: SourceSpan) -> int | None:
         later = [s.start_line for s in spans if s.path == span.path and s.start_line > span.end_line]
         return min(later, default=None)
 
-    return "\n".join(span.render(next_shown(span)) for span in spans)
+    return "\n".join(span.render(next_shown(span), editing=editing) for span in spans)
 
 
 def span_from(data: dict[str, Any]) -> SourceSpan | None:

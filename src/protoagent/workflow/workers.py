@@ -133,7 +133,7 @@ class WorkerRunner:
         budget = (TESTER_SPAN_BUDGETS if tester else SPAN_BUDGETS)[self.profile]
         told = f"{task}\n{advice}" if advice else task
         spans, stale = read_spans(events, root, budget, agents=readers, assignment=told)
-        parts = [render_spans(spans, stale)]
+        parts = [render_spans(spans, stale, editing=not tester)]
         if unread:  # the files it names that no one read: Coder would read them first
             named = unread_named_spans(
                 root, told, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile]
