@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from ws_helpers import call
 
 from protoagent.errors import ToolRejected
 from protoagent.tools.base import ToolContext
+from protoagent.tools.services import RunServices
 from protoagent.workspace.tools import ReadFileTool
 
 
@@ -53,10 +55,14 @@ def test_small_profile_read_is_capped_at_4000_chars(root: Path, make_ctx: Callab
     assert content.endswith("\n")  # Whole lines only.
 
 
-def test_standard_profile_read_is_capped_at_8192_chars(root: Path, make_ctx: Callable[..., ToolContext]):
-    _numbered_file(root, 1000)
+def test_standard_profile_read_is_capped_at_20000_chars_or_8192_under_a_known_small_window(
+    root: Path, make_ctx: Callable[..., ToolContext]
+) -> None:
+    _numbered_file(root, 2000)
     out = call(ReadFileTool, make_ctx(role="explorer"), path="big.txt")
-    assert 8000 < len(out.data["content"]) <= 8192
+    assert 19_800 < len(out.data["content"]) <= 20_000
+    narrow = replace(make_ctx(role="explorer"), services=RunServices(context_window=16_384))
+    assert 8000 < len(call(ReadFileTool, narrow, path="big.txt").data["content"]) <= 8192
     assert out.data["truncated"] is True
 
 

@@ -71,3 +71,5 @@ class RunServices:
     """The Architect's workers (``coder``, ``tester``, delegates)."""
     compactor: Compactor | None = None
     """Makes room when a request cannot fit; the agent loop asks it."""
+    context_window: int | None = None
+    """The model's context window in tokens when known (``read_file`` shows less under a small one)."""

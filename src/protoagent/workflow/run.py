@@ -146,6 +146,7 @@ async def run_task(objective: str, options: RunOptions) -> RunReport:
         data_home=options.data_home,  # code_context keeps its index cache there (None: the default)
         skills=skills,
         mcp_broker=broker,
+        context_window=model_config.context_window,
     )
     workflow_tools: tuple[type[AnyTool], ...] = (
         *TASK_TOOLS,

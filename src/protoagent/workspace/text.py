@@ -9,6 +9,12 @@ from protoagent.errors import ToolRejected
 BINARY_SNIFF_BYTES = 8192
 SMALL_READ_CHARS = 4000
 STANDARD_READ_CHARS = 8192
+"""A standard-profile read when the model's window is known to be under ``WIDE_WINDOW`` tokens."""
+WIDE_READ_CHARS = 20_000
+"""About 500 lines of code, for a window of ``WIDE_WINDOW`` tokens or more (or not reported, as
+hosted models' are not): a module or test file asked for whole comes back in one read (at 8,192 a
+363-line test file took a capable lead three requests, each carrying the last one's result)."""
+WIDE_WINDOW = 32_768
 MIN_REVISION_PREFIX = 8
 _MARKER_ROOM = 120
 _COUNT_BLOCK = 1 << 16
@@ -77,8 +83,11 @@ def line_offset(text: str, line: int) -> int:
     return position
 
 
-def read_char_cap(profile: str) -> int:
-    return SMALL_READ_CHARS if profile == "small" else STANDARD_READ_CHARS
+def read_char_cap(profile: str, context_window: int | None = None) -> int:
+    """How many characters one ``read_file`` call shows for a model of ``profile`` and window."""
+    if profile == "small":
+        return SMALL_READ_CHARS
+    return STANDARD_READ_CHARS if context_window is not None and context_window < WIDE_WINDOW else WIDE_READ_CHARS
 
 
 @dataclass(frozen=True, slots=True)

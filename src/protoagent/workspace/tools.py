@@ -148,7 +148,8 @@ class ReadFileTool(Tool[ReadFileInput, _ReadPlan]):
             data = read_bytes(root_fd, rel)
         text = decode_source(data, plan.path)
         numbered = ctx.agent_role not in RAW_TEXT_ROLES or ctx.profile != "small"
-        span = render_span(text, plan.start_line, plan.end_line, numbered=numbered, cap=read_char_cap(ctx.profile))
+        cap = read_char_cap(ctx.profile, ctx.services.context_window)
+        span = render_span(text, plan.start_line, plan.end_line, numbered=numbered, cap=cap)
         revision = revision_of(data)
         header = f"{plan.path} lines {span.start_line}-{span.end_line} of {span.total_lines}; revision {revision}"
         footer = f"[more: next_start_line={span.next_start_line}]\n" if span.next_start_line else ""
