@@ -138,3 +138,21 @@ def test_a_proof_the_person_denies_never_runs_and_the_closing_request_goes_out(t
     assert proof["outcome"] == "skipped" and proof["failed_tests"] == [] and "not now" in proof["note"]
     assert len(run.requests("architect")) == 3 and run.model.remaining == 0
     assert run.json["criteria"][0]["support"] == "review"
+
+
+def test_a_root_tests_py_module_is_test_code_so_its_new_test_proves_the_fix(tmp_path: Path) -> None:
+    files = {"dates.py": BUGGY, "tests.py": OLD_TESTS}
+    test = OLD_LAST + _added_test("2024-03-15", "(2024, 3, 15)")
+    fix = call("edit_file", "coder", path="dates.py", old=BUGGY_LINE, new=FIXED_LINE, expected_revision=sha(BUGGY))
+    turns = [
+        call("coder", "architect", task="fix the swapped return in dates.py and add a test to tests.py"),
+        fix,
+        call("edit_file", "coder", path="tests.py", old=OLD_LAST, new=test, expected_revision=sha(OLD_TESTS)),
+        call("report_task", "coder", status="done", summary="fixed and tested"),
+        {"role": "architect", "tool_calls": [VERIFY]},
+    ]
+    run = run_workflow(tmp_path, FIX, turns, files=files)
+    [proof] = _proofs(run)
+    assert proof["outcome"] == "proved" and proof["restored"] == ["dates.py"]
+    assert proof["proven_tests"] == ["tests.ParseDateTest.test_month_before_day"]
+    assert "review" not in _phases(run) and run.json["criteria"][0]["support"] == "check"

@@ -61,10 +61,12 @@ def is_test_file(name: str) -> bool:
 
 
 def is_test_code(path: str) -> bool:
-    """Whether ``path`` is test code rather than code under test: a ``test_*`` or ``*_test.py``
-    module, a ``conftest.py``, or any file beneath a ``tests/`` folder (its helpers too)."""
+    """Whether ``path`` is test code rather than code under test: a ``test_*``, ``*_test.py``,
+    ``tests.py`` or ``test.py`` module, a ``conftest.py``, or any file beneath a ``tests/`` folder
+    (its helpers too)."""
     name = os.path.basename(path)
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
+    named = name.startswith("test_") or name.endswith("_test.py") or name in ("tests.py", "test.py", "conftest.py")
+    return named or "/tests/" in f"/{path}"
 
 
 def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:
