@@ -175,6 +175,7 @@ def test_a_coder_called_in_the_testers_turn_gets_its_cases_and_a_later_one_does_
     run = run_workflow(tmp_path, OBJECTIVE, turns, files=FILES)
     first, second = run.requests("coder")[0], run.requests("coder")[-1]
     assert "What the Tester wrote" in _shown(first) and _shown(first).count("count([]) is 0") == 1
+    assert _shown(first).index("What the Tester wrote") < _shown(first).index("--- app.py")  # cases before source
     assert "without a report" not in _shown(first)
     assert "What the Tester wrote" not in _shown(second)
     architect = _shown(run.requests("architect")[1])

@@ -125,7 +125,7 @@ class WorkerRunner:
     ) -> str | None:
         """What the assignment starts from besides its task: the source the Architect already
         read that the task names (current revisions only; Tester, who only reads, gets more of
-        it), advice its lead has not seen yet, for Tester the test modules the checks run and, for
+        it), before it the advice its lead has not seen yet, for Tester the test modules the checks run and, for
         Coder, the size of its work window. What the worker is told (its task and that advice)
         decides which files and lines count as named."""
         events, root = self.session.log.events, self.session.root
@@ -133,7 +133,12 @@ class WorkerRunner:
         budget = (TESTER_SPAN_BUDGETS if tester else SPAN_BUDGETS)[self.profile]
         told = f"{task}\n{advice}" if advice else task
         spans, stale = read_spans(events, root, budget, agents=readers, assignment=told)
-        parts = [render_spans(spans, stale, editing=not tester)]
+        parts = (
+            [f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}"]
+            if advice
+            else []
+        )
+        parts.append(render_spans(spans, stale, editing=not tester))  # the cases first: source can be long
         if unread:  # the files it names that no one read: Coder would read them first
             named = unread_named_spans(
                 root, told, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile]
@@ -152,8 +157,6 @@ class WorkerRunner:
             )
             record_localized(self.session.log, module, agent=TESTER)
             parts += [render_named(module, TEST_MODULE_HEADER), test_files_note(plan, told) or ""]
-        if advice:
-            parts.append(f"What the Tester wrote in this same turn of the Architect (advice, not evidence):\n{advice}")
         if window_turns is not None:
             parts.append(
                 f"This work window has {window_turns} model turns. Apply the edits first, then call report_task."
