@@ -55,12 +55,29 @@ def meaningful_words(text: str) -> frozenset[str]:
     return frozenset(stems - _STOP_STEMS)
 
 
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_CODE_MARKS = frozenset("_()[]{}=<>/\\.:'\"")
+
+
+def prose(text: str) -> str:
+    """``text`` without its code: `quoted` spans and tokens with code marks inside them
+    (``check_validity_of('port')``, ``Validator().allow_ports``); a word's trailing punctuation is
+    not a mark."""
+    kept = []
+    for token in _CODE_SPAN.sub(" ", text).split():
+        word = token.strip(".,;:!?\"'")
+        if not any(mark in word for mark in _CODE_MARKS):
+            kept.append(word)
+    return " ".join(kept)
+
+
 def plausible_skills(request_text: str, eligible: Sequence[SkillBundle]) -> list[SkillBundle]:
     """The eligible skills that share a meaningful word of their name, or two of their description
-    (less its ``Not for ...`` clauses), with the request: only these could the resolver honestly
-    select, so with none the resolver's round trip is skipped. One incidental description word
-    ("a *named* test", "a *fixed* issue") is not enough."""
-    wanted = meaningful_words(request_text)
+    (less its ``Not for ...`` clauses), with the request's prose: only these could the resolver
+    honestly select, so with none the resolver's round trip is skipped. One incidental
+    description word ("a *named* test", "a *fixed* issue") is not enough, and the request's code
+    says what it is about, not what to do (``check_validity_of`` does not ask for a check)."""
+    wanted = meaningful_words(prose(request_text))
     if not wanted:
         return []
     return [
