@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from protoagent.checks.types import CheckPlan
 from protoagent.models.openai_compat import build_request
 from protoagent.models.types import ModelRequest
 from protoagent.workflow.named_files import NAMED_FILES_HEADER, TEST_MODULE_HEADER
 from protoagent.workflow.source_spans import SourceSpan, render_together
 from protoagent.workflow.span_choice import focused_on, named_spans
+from protoagent.workflow.test_files import ranked_test_files
 
 from .support import call, run_workflow, say, sha
 
@@ -345,3 +347,11 @@ def test_a_tester_gets_the_test_module_its_assignment_names_over_one_sharing_mor
     tester = _shown(run.requests("tester")[0])
     assert TEST_MODULE_HEADER in tester and "--- tests/test_count.py lines 1-6 of 6" in tester
     assert "--- tests/test_render.py" not in tester
+
+
+def test_a_test_module_shares_a_word_with_the_objective_in_the_singular_or_the_plural() -> None:
+    modules = tuple(f"tests/test_{n}.py" for n in ("api", "builder", "iri", "misc", "parse", "uri", "unicode", "ref"))
+    plan = CheckPlan(checks=(), dependency_files=(*modules, "tests/test_validators.py"))
+    assert ranked_test_files(plan, "rfc3986's Validator treats the valid port 65535 as out of range")[0] == (
+        "tests/test_validators.py"
+    )

@@ -18,7 +18,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower().replace("_", " ")) if len(w) > 2 and w != "test"}
+    """The words of ``text`` over two letters, singular (``validators`` and ``Validator`` share one)."""
+    words = (w for w in _WORD.findall(text.lower().replace("_", " ")) if len(w) > 2)
+    return {w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in words} - {"test"}
 
 
 def ranked_test_files(plan: CheckPlan, assignment: str) -> list[str]:
