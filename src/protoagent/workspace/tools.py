@@ -171,8 +171,8 @@ class ReadFileTool(Tool[ReadFileInput, _ReadPlan]):
 class EditFileTool(_WriteTool[EditFileInput]):
     name = "edit_file"
     description = (
-        "Replace old (exact text found once) with new; empty old appends. Several spans of one revision: "
-        "edits=[{old,new},...], all or none."
+        "Replace old (exact, found once) with new; empty old appends new at the end. Several spans of one "
+        "revision: edits=[{old,new},...], all or none."
     )
 
     def prepare(self, args: EditFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
@@ -207,7 +207,7 @@ def _edit_pairs(args: EditFileInput) -> list[tuple[str, str]]:
 
 class CreateFileTool(_WriteTool[CreateFileInput]):
     name = "create_file"
-    description = "Create a new file and its parent directories; fails if it exists."
+    description = "Create a new file (and its folders); fails if it exists."
 
     def prepare(self, args: CreateFileInput, ctx: ToolContext) -> Prepared[_WritePlan]:
         path = _locate(ctx, args.path).shown
