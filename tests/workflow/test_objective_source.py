@@ -33,3 +33,21 @@ def test_the_one_definition_an_objective_names_is_shown_first_and_reaches_the_co
 def test_names_written_as_code_are_the_objectives_symbols() -> None:
     text = "Signal.send() and `muted` in dates.py, e.g. parse_date; f(1) and plain words stay out"
     assert objective_symbols(text) == ["Signal.send", "muted", "parse_date"]
+
+
+def test_a_method_called_on_a_calls_result_is_shown_and_a_class_too_long_to_show_whole_is_not(
+    tmp_path: Path,
+) -> None:
+    methods = "".join(f"    def m{n}(self):\n        return {n}\n\n" for n in range(40))  # 120 lines
+    names = 'class HumanName:\n    """A name."""\n\n' + methods + "    def initials(self):\n        return ''\n"
+    assert objective_symbols("HumanName('Van J').initials() returns '. J.'") == ["HumanName", "initials"]
+    turns = [say("Stopped.", "architect")]
+    run = run_workflow(
+        tmp_path,
+        "HumanName('Van J').initials() returns '. J.' instead of 'V. J.'",
+        turns,
+        files={**FILES, "names.py": names},
+    )
+    first = _shown(run.requests("architect")[0]).split(OBJECTIVE_SOURCE_HEADER)[1]
+    assert "--- names.py lines 124-125 of 125" in first and "def initials(self):" in first
+    assert "class HumanName" not in first  # 125 lines: its head would be all the lead saw of it

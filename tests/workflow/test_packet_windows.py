@@ -85,3 +85,12 @@ def test_a_coder_packet_carries_the_windows_its_assignment_names_of_a_long_read(
     assert "--- mod.py lines 101-109 of 200" in packet and " 100| " not in packet and " 110| " not in packet
     assert "--- test_mod.py lines 117-118 of 120" in packet  # the test it is to follow
     assert packet.index("--- mod.py") < packet.index("--- test_mod.py")
+
+
+def test_a_windowed_python_module_also_carries_its_import_lines() -> None:
+    head = '"""Durations."""\n\nimport math\nfrom fractions import Fraction\n\n\n'  # lines 1-6
+    span = _span("mod.py", head + MODULE)
+    first, second = windows(span, "in mod.py make `f20` return y - 20")
+    assert (first.start_line, first.end_line) == (1, 4) and "from fractions import Fraction" in first.content
+    assert second.content.startswith("def f20(x):")
+    assert len(windows(_span("notes.txt", head + MODULE), "in notes.txt make `f20` return y - 20")) == 1

@@ -2,8 +2,10 @@
 
 "``Signal.send()`` and ``send_async()`` ignore ``muted()``": the lead would spend its first
 request looking those definitions up. A name written as code (in backticks, called with ``(``,
-dotted, or snake_case) that the symbol index resolves to exactly one definition is shown as
-``code_context`` would show it (a definition of up to 80 lines whole), with its file's revision,
+dotted, snake_case, or a method called on a call's result: ``HumanName('x').initials()``) that the
+symbol index resolves to exactly one definition is shown as ``code_context`` would show it (a
+definition of up to 80 lines whole; a class too long for that is left out, its methods are what
+the objective is about), with its file's revision,
 and recorded as ``source.localized`` for the Architect, so it counts as read and reaches workers
 like its own reads. A name that matches nothing, or more than one definition, is left out: no
 guessing. Pure reads through the index; nothing is imported or run.
@@ -42,6 +44,7 @@ _CODE = re.compile(
     r"|(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?=[\s(),;:'\"!?]|\.(?:\s|$)|$)"  # a.b.c
     r"|(?<![\w.])([A-Za-z_]\w*)\("  # name(
     r"|(?<![\w.`])([a-z][a-z0-9]*_[a-z0-9_]*\w)(?![\w(])"  # snake_case
+    r"|\)\.([A-Za-z_]\w*)\("  # a method called on a call's result: HumanName('x').initials(
 )
 
 
@@ -101,6 +104,10 @@ def _one_definition(root: Path, name: str, home: Path | None) -> SourceSpan | No
             continue
         if len(found.results) != 1:
             return None  # ambiguous: a shorter name can only match more
-        shown = definition_read(root, found.results[0])
-        return None if shown is None else span_from(shown)
+        hit = found.results[0]
+        shown = definition_read(root, hit)
+        span = None if shown is None else span_from(shown)
+        if span is not None and hit.kind == "class" and span.end_line < (hit.end_line or hit.line):
+            return None  # a class too long to show whole: its head (a docstring) is not what was asked
+        return span
     return None

@@ -10,7 +10,8 @@ to the first named after it ("line 50 of app.py").
 Of a long span the assignment points into, only the windows it points at travel: each named
 line range from the definition that holds it (when that starts at most ``FOCUS_LOOKBACK`` lines
 above) or from ``CONTEXT_LINES`` above, to ``CONTEXT_LINES`` below; and each definition it names
-as code (`` `parse` ``, ``parse(``, ``parse_date``) whole. The budget is then shared so that no
+as code (`` `parse` ``, ``parse(``, ``parse_date``) whole, and with them a Python module's import
+lines (new code often needs a new import). The budget is then shared so that no
 file crowds out another: the smallest pieces are carried whole first, the rest share what is
 left evenly, and each cut piece keeps the part the assignment points at. Pieces are shown in the
 order the assignment names their files (so the file it is about comes first)."""
@@ -32,6 +33,8 @@ WINDOWED_FROM = 60
 WHOLE_SHARE = 0.7
 """Windows that would show this much of a span show it whole."""
 MAX_DEFINITION_LINES = 120
+MAX_IMPORT_LINES = 40
+"""How far into a module its import block is looked for."""
 
 _DEFINES = re.compile(r"^(?:\s*\d+\| ?)?(\s*)(?:async\s+def|def|class|function)\s+([A-Za-z_$][\w$]*)", re.M)
 """A definition header in a span's content (read_file may number the lines: ``   4| def f``)."""
@@ -91,6 +94,10 @@ def windows(span: SourceSpan, assignment: str) -> list[SourceSpan]:
         if defines is not None and _names_code(assignment, defines[2]):
             end = min(_definition_end(lines, offset), offset + MAX_DEFINITION_LINES - 1)
             ranges.append((_decorated(lines, offset), end))
+    if ranges and span.start_line == 1 and span.path.endswith(".py"):
+        imports = _import_block(lines)
+        if imports is not None:  # new code often needs a new import: the window where they go
+            ranges.append((0, imports))
     merged = _merged(ranges, len(lines) - 1)
     if not merged or sum(b - a + 1 for a, b in merged) >= WHOLE_SHARE * len(lines):
         return [span]
@@ -198,6 +205,21 @@ def _ranges(numbers: set[int]) -> list[tuple[int, int]]:
         else:
             out.append((n, n))
     return out
+
+
+_IMPORT = re.compile(r"^(?:\s*\d+\| ?)?(?:import|from)\s+[\w.]+")
+
+
+def _import_block(lines: Sequence[str]) -> int | None:
+    """The last import line of a Python module's head (before its first definition, within
+    ``MAX_IMPORT_LINES``); ``None`` when it imports nothing there."""
+    last = None
+    for offset, line in enumerate(lines[:MAX_IMPORT_LINES]):
+        if _DEFINES.match(line):
+            break
+        if _IMPORT.match(line):
+            last = offset
+    return last
 
 
 def _header_above(lines: Sequence[str], offset: int) -> int | None:
