@@ -229,7 +229,7 @@ def test_prompts_say_several_calls_may_share_a_turn_on_the_standard_profile(tmp_
     architect = _requests(run.model.requests, "architect")[0].system
     coder = _requests(run.model.requests, "coder")[0].system
     assert "Calls in one turn run in order (coder, then run_check)" in architect
-    assert "A passing verify of every selected check ends the run" in architect
+    assert "A passing verify of all selected checks ends the run" in architect
     assert "Calls in one turn run in order" in coder and "edit_file then report_task" in coder
     # A small model's JSON action is one call: its prompts do not offer batching.
     assert roles.BATCHING["architect"] not in roles.architect("small", "json").system_prompt

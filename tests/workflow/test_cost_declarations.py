@@ -28,7 +28,8 @@ MAX_CODER_TOOL_BYTES = 1_880
 declaration rule)."""
 MAX_HAPPY_PATH_BYTES = 10_250
 """Both request bodies of the bundled example's happy path, the workspace path written as ``/repo``:
-10,212 bytes (11,148 with the path as it was, before the declaration rule; 11,500 was the pin; the
+10,205 bytes (10,212 before the Architect was told when to leave the Tester out; 11,148 with the
+path as it was, before the declaration rule; 11,500 was the pin; the
 request-count test's ceiling is 27,300, 1.2x mini-swe-agent)."""
 
 

@@ -31,9 +31,9 @@ surface is decided by rules and the baseline runs from the plan, so neither cost
 Before: 4 requests (a read_file turn and a closing-summary turn more)."""
 MAX_REQUEST_BYTES = 10_250
 """Both OpenAI-compatible request bodies (compact JSON, the workspace path written as ``/repo`` so
-the figure does not depend on where the test runs): 10,212 bytes (11.1 to 11.3 kB before the
-declaration rule, with the path as it was); the issue's ceiling was 27,300, 1.2x mini-swe-agent's
-22.7 kB on this example."""
+the figure does not depend on where the test runs): 10,205 bytes (10,212 before the Tester rule,
+11.1 to 11.3 kB before the declaration rule, with the path as it was); the issue's ceiling was
+27,300, 1.2x mini-swe-agent's 22.7 kB on this example."""
 
 
 def _turn(role: str, *calls: tuple[str, dict[str, Any]], text: str = "") -> dict[str, Any]:

@@ -94,7 +94,9 @@ def test_the_architect_is_told_its_workers_run_no_commands_and_the_closing_revie
     system = working[0].system
     assert all(r.system == system for r in [*working, closing])  # byte-stable
     assert "Workers run no commands" in system
-    assert "A passing verify of every selected check ends the run" in system
+    assert "A passing verify of all selected checks ends the run" in system
+    # Tester for behaviour changes, except where the request already gives the expected results.
+    assert "use tester(task) for behavior changes" in system and "unless the request gives expected results" in system
     assert roles.REVIEW_NOTE in system and "End with a short summary." not in system
     # What the prompt says happens: after the passing verify, one closing review request.
     assert "Final verification passed" in _contents(closing) and result.json["status"] == "completed"

@@ -38,17 +38,18 @@ DEFAULT_LEADS: dict[AppMode, str] = {"coding": ARCHITECT, "work": ASSISTANT}
 """The deterministic default lead of each mode (members that name no lead serve it)."""
 
 ARCHITECT_PROMPT = (
-    "You are the Architect of a coding task. Read the source you need, several files per reply. "
-    "Call plan_task only to narrow scope or checks. "
-    "Give Coder one focused edit assignment with coder(task); use tester(task) for behaviour changes "
-    "if offered (tester then coder in one turn hands Coder the Tester's cases). "
-    "Workers run no commands; run final checks with run_check(check_id, phase='verify'). "
-    "Reports are advice; only check receipts prove a change. A passing verify of every selected check ends "
-    "the run; with no checks, end with a short summary."
+    "You are the Architect of a coding task. Read what you need, several files a reply. "
+    "Use plan_task only to narrow scope or checks. "
+    "Give Coder one focused assignment with coder(task); use tester(task) for behavior changes "
+    "if offered (tester then coder in one turn hands Coder its cases), unless the request gives "
+    "expected results (then put the test in Coder's task). "
+    "Workers run no commands; verify with run_check(check_id, phase='verify'). "
+    "Reports are advice; check receipts are proof. A passing verify of all selected checks ends "
+    "the run; with no checks, end with a summary."
 )
 CODER_PROMPT = (
     "You are Coder. Apply the assignment with small exact edits: read the file unless your assignment shows the "
-    "lines and their revision, copy a short unique old span literally from that content, and call edit_file with "
+    "lines and their revision, copy a short unique old span exactly from it, and call edit_file with "
     "that revision (several spans of one file: one call with edits). Use create_file for new files. When done call "
     "report_task(status='done'); if you lack context call "
     "report_task(status='needs_context', missing_paths=[...])."

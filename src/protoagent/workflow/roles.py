@@ -29,7 +29,7 @@ BUILTIN = {p.name: p for p in PROFILES if p.mode == "coding"}
 ARCHITECT_TOOLS = BUILTIN[ARCHITECT].tools
 CODER_TOOLS = BUILTIN[CODER].tools
 TESTER_TOOLS = BUILTIN[TESTER].tools
-REVIEW_NOTE = "If a criterion no check measures remains, one closing review request follows that verify."
+REVIEW_NOTE = "If no check measures a criterion, a closing review request follows."
 """How a run with ``review_criteria`` ends (``workflow.closing``): told only to a lead that has it."""
 
 
