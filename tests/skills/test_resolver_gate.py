@@ -63,4 +63,6 @@ def test_the_built_in_skills_meet_the_requests_they_are_for(tmp_path: Path) -> N
     assert names(code_words) == set()
     adverbs = "Add is_valid(string) -> bool: True only when string decodes to 128 bits; it never raises."
     assert names(adverbs) == set()  # "only" and "raises" are two of debug-failing-test's words
+    bug_report = "simple_eval(\"'x' * 1000000\") raises IterableTooLong, but with a list name it does not."
+    assert names(bug_report) == set()  # "raises" and "name" describe the bug, not a failing test
     assert "debug-failing-test" in names("`test_api` is flaky on CI and the check fails")

@@ -31,7 +31,7 @@ STOP_WORDS = frozenset(
     please should so some than that the their them then there these this those to up us use used
     using was we what when where which while who why will with would you your
     add change code doc docs edit file files fix make missing new test tests update without
-    only never always even still exactly instead""".split()
+    only never always even still exactly instead name named names raise raises raised check checks""".split()
 )
 """Function words and the generic verbs and nouns of any coding request; sharing only these with a
 skill's metadata says nothing about whether it fits ("with tests and docs" ends many a feature
