@@ -156,3 +156,37 @@ def test_a_root_tests_py_module_is_test_code_so_its_new_test_proves_the_fix(tmp_
     assert proof["outcome"] == "proved" and proof["restored"] == ["dates.py"]
     assert proof["proven_tests"] == ["tests.ParseDateTest.test_month_before_day"]
     assert "review" not in _phases(run) and run.json["criteria"][0]["support"] == "check"
+
+
+OTHER_FAILURE = "\n    def test_needs_a_tool_this_machine_lacks(self):\n        self.fail('no such program')\n"
+
+
+def test_a_proof_shows_progress_so_failures_older_than_the_change_get_no_repair(tmp_path: Path) -> None:
+    # An assertion added to an existing test adds no test to count: only the proof shows progress.
+    files = {"dates.py": BUGGY, "test_dates.py": OLD_TESTS + OTHER_FAILURE}
+    extended = OLD_LAST + '        self.assertEqual(parse_date("2024-03-15"), (2024, 3, 15))\n'
+    fix = call("edit_file", "coder", path="dates.py", old=BUGGY_LINE, new=FIXED_LINE, expected_revision=sha(BUGGY))
+    turns = [
+        call("coder", "architect", task="fix the swapped return in dates.py and pin it in test_same_month_and_day"),
+        fix,
+        call(
+            "edit_file",
+            "coder",
+            path="test_dates.py",
+            old=OLD_LAST,
+            new=extended,
+            expected_revision=sha(OLD_TESTS + OTHER_FAILURE),
+        ),
+        call("report_task", "coder", status="done", summary="fixed and pinned"),
+        {"role": "architect", "tool_calls": [VERIFY]},
+    ]
+    run = run_workflow(tmp_path, FIX, turns, files=files)
+    [proof] = _proofs(run)
+    assert proof["outcome"] == "proved"
+    assert proof["proven_tests"] == ["test_dates.ParseDateTest.test_same_month_and_day"]
+    assert "repair" not in _phases(run) and run.model.remaining == 0  # no repair request for the old failure
+    # Still no verification: a check that fails verifies nothing, and the report says why.
+    assert run.json["verified"] is False and run.json["status"] == "incomplete"
+    assert any("failed before the change too (at baseline) and are outside this task" in n for n in run.json["notes"])
+    [final] = [c for c in run.json["checks"] if c["phase"] == "verify"]
+    assert final["preexisting_failures"] == ["test_dates.ParseDateTest.test_needs_a_tool_this_machine_lacks"]

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from protoagent.agents.trust import ignored_notes
 from protoagent.checks.failures import short_name
 from protoagent.checks.receipts import CheckReceipt, receipt_excerpt
-from protoagent.events.catalog import EvidenceReported, RunContract, ToolEnded, ToolStarted
+from protoagent.events.catalog import EvidenceReported, RegressionProof, RunContract, ToolEnded, ToolStarted
 from protoagent.events.types import Event
 from protoagent.integrations.mcp_effects import diagnostics_notes, external_effects
 from protoagent.workflow.contract import reports_bug
@@ -203,7 +203,24 @@ def check_results(events: Sequence[Event]) -> list[CheckResult]:
         output = receipt_excerpt(ended.output)
         preexisting = tuple(t for t in failed if t in before)
         results.append(CheckResult(check_id, phase, outcome, e.seq, receipt, output, preexisting, progressed, before))
-    return results
+    return [_proved_progress(r, events) for r in results]
+
+
+def _proved_progress(result: CheckResult, events: Sequence[Event]) -> CheckResult:
+    """``result`` as progress when a regression proof of its check after it, with no change
+    between, found the run's own tests failing on the unfixed source: the change did what the
+    tests ask even though failures older than it are left (a test it only extended adds none)."""
+    if result.phase != "verify" or result.progressed:
+        return result
+    for e in events:
+        if e.seq <= result.seq:
+            continue
+        if file_writes([e]):
+            return result
+        proof = e.fact(RegressionProof)
+        if proof is not None and proof.check_id == result.id and proof.outcome == "proved":
+            return replace(result, progressed=True)
+    return result
 
 
 def dependencies_current(root: Path, result: CheckResult) -> bool:

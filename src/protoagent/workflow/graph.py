@@ -244,6 +244,13 @@ class WorkflowGraph:
             return []
         failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
         in_scope = [r for r in failing if not outside_task(r, self.board.record.objective)]
+        if in_scope and all(r.only_preexisting for r in in_scope):
+            # Only failures older than the change are left: the run's own tests, failing on the
+            # unfixed source, show it did its part (a test it extended adds no count to compare).
+            await prove_regression(self.session, self.board.record, in_scope)
+            final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > after}
+            failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
+            in_scope = [r for r in failing if not outside_task(r, self.board.record.objective)]
         if failing and not in_scope:
             # Every failure left also failed at baseline: outside the task unless the objective names it.
             self.state.stop_reason = "the only failures left also failed before the change (at baseline)"

@@ -9,9 +9,11 @@ before the run and every test file is as the run left it. A test in a file the r
 fails there, and that the final verify ran and passed, is a test the change turned from failing
 to passing: ``workflow.criteria`` counts it like a fixed test of its check.
 
-It runs only after passing final checks, and only when the objective asks for a fix, the run
-changed test code and other code, some criterion is still unsupported (a closing request would
-be due) and a selected check is a Python one (pytest or unittest); else no copy is made. The
+It runs after passing final checks when some criterion is still unsupported (a closing request
+would be due), or after final checks whose only failures also failed at baseline (the proof then
+shows the change made progress, ``workflow.evidence``, so those older failures are outside the
+task); and only when the objective asks for a fix, the run changed test code and other code and
+a selected check is a Python one (pytest or unittest); else no copy is made. The
 scratch run needs approval like a check run (the session's policy, its rules and person); where
 a person would have to be asked and nobody is there, it is skipped. Each check's proof is one
 ``check.regression_proof`` event; a proof that did not prove anything changes nothing.
@@ -47,8 +49,9 @@ PROOF_AGENT = "verifier"
 
 
 async def prove_regression(session: AgentSession, record: TaskRecord, passed: Sequence[CheckResult]) -> None:
-    """Run the proof for each passing selected Python check when the run qualifies (see the
-    module docstring); ``passed`` are the final receipts that closed verification."""
+    """Run the proof for each given selected Python check when the run qualifies (see the
+    module docstring); ``passed`` are the final receipts: those that closed verification, or
+    those whose only failures predate the change."""
     events = session.log.events
     plan = session.services.checks
     if plan is None or session.services.processes is None or not seeks_fix(record.objective) or _proved_yet(events):
