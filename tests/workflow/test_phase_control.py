@@ -52,6 +52,10 @@ def test_a_completed_failing_final_check_returns_control_to_the_graph_before_the
     assert all(e.seq > repair.seq for e in _requests_after(run, failed.seq, "architect"))
     repair_prompt = next(e for e in run.of("context.injected") if e.seq > repair.seq)
     assert repair_prompt.payload["text"].startswith("Repair: final checks failed")
+    # The record is in the lead's conversation once (with its updates), not again in the repair text.
+    repair_request = run.requests("architect")[1]
+    shown = "\n".join(m.content for m in repair_request.messages)
+    assert shown.count("selected_check_ids") == 1 and "Task record:" not in shown
     assert run.json["verified"] is True and run.json["status"] == "completed"
 
 

@@ -153,7 +153,7 @@ class WorkflowGraph:
             self.state.repairs += 1
             self._phase("repair", attempt=self.state.repairs)
             record = self.board.record
-            outcome = await self._turn(_repair_message(failing, record.render(), record.objective))
+            outcome = await self._turn(_repair_message(failing, record.objective))
             continuable = True
         if self.state.stuck:
             await self._end_stuck()
@@ -277,7 +277,7 @@ class WorkflowGraph:
         self.session.log.append("workflow.continuing", {"continuation": self.state.continuations})
         return await self._turn(
             "Continue the same task. Inspect the current source and finish one remaining part with a smaller "
-            "Coder assignment. Applied edits stay; do not redo them.\n\nTask record:\n" + self.board.record.render()
+            "Coder assignment. Applied edits stay; do not redo them."
         )
 
     async def _turn(self, text: str) -> TurnOutcome:
@@ -393,11 +393,13 @@ def _denied_effects(events: Sequence[Event]) -> bool:
     return first_denial(events, run_start(events)) is not None
 
 
-def _repair_message(failing: Sequence[CheckResult], record: str, objective: str) -> str:
+def _repair_message(failing: Sequence[CheckResult], objective: str) -> str:
+    """The repair turn's text: what failed; the task record is in the lead's conversation already
+    (admission shows it once and appends its updates), so it is not repeated here."""
     measured = "\n\n".join(_measured(r, objective) for r in failing)
     return (
         f"Repair: final checks failed after the edits. Measured failure:\n{measured}\n\nGive Coder one "
-        f"focused repair assignment. The plan is frozen.\n\nTask record:\n{record}"
+        "focused repair assignment. The plan is frozen."
     )
 
 
