@@ -64,3 +64,19 @@ def test_a_named_link_that_leads_out_of_the_workspace_is_not_read(tmp_path: Path
     (root / "docs/real.rst").write_text("real\n")
     spans = unread_named_spans(root, "edit docs/link.rst and docs/real.rst", (), NAMED_FILE_BUDGETS["standard"])
     assert [s.path for s in spans] == ["docs/real.rst"]
+
+
+def test_lines_an_assignment_names_in_a_file_the_lead_read_only_in_part_reach_the_coder(tmp_path: Path) -> None:
+    module = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(40))  # 160 lines
+    task = "in calc.py f30 (line 122) must return x - 30"
+    turns = [
+        call("read_file", "architect", path="calc.py", start_line=1, end_line=8),  # f0, f1: not f30
+        call("coder", "architect", task=task),
+        say("Nothing done.", "coder"),
+        say("Stopped.", "architect"),
+    ]
+    run = run_workflow(tmp_path, "f30 adds instead of subtracting", turns, files={**FILES, "calc.py": module})
+    [packet] = [e.payload["text"] for e in run.of("context.injected") if e.agent == "coder"]
+    assert NAMED_FILES_HEADER in packet and "--- calc.py lines 1-8 of 160" in packet
+    assert " 121| def f30(x):" in packet and " 122|     return x + 30" in packet
+    assert packet.count(" 1| def f0(x):") == 1  # what the lead read is not shown again

@@ -1,10 +1,12 @@
-"""Files a Coder assignment names that no agent has read yet, read by the harness for the Coder.
+"""What a Coder assignment names that no agent has read yet, read by the harness for the Coder.
 
 A lead often names a file to change without reading it ("add `where_not` to docs/cheatsheet.rst").
 The Coder would spend its first request reading it; instead the assignment carries the file, cut
 as its lead's reads are (``span_choice``: the definitions and lines the assignment points at, the
 part around the first line that uses a name it writes as code), with its revision, recorded as
-``source.localized`` for the Coder so it counts as read.
+``source.localized`` for the Coder so it counts as read. Of a file the lead read only in part (or
+only saw in a search's hits), the definitions and lines the assignment points at that no read
+holds are read the same way ("in ``safe_mult`` (line 464) ...").
 
 Pure reads inside the workspace: a path that leaves it, a hidden path (``.env``, ``.git/...``), a
 file that is not text or is over ``MAX_FILE_BYTES`` is left out, and so is ``AGENTS.md``, which
@@ -21,7 +23,7 @@ from protoagent.errors import ToolRejected
 from protoagent.hooks.workspace_instructions import INSTRUCTIONS_FILE
 from protoagent.models.profile import PromptProfile
 from protoagent.workflow.source_spans import SourceSpan, SpanBudget, render_together
-from protoagent.workflow.span_choice import carried
+from protoagent.workflow.span_choice import carried, windows
 from protoagent.workspace.files import read_bytes, revision_of
 from protoagent.workspace.paths import open_root
 from protoagent.workspace.text import decode_source, render_span
@@ -34,8 +36,8 @@ NAMED_FILE_BUDGETS: dict[PromptProfile, SpanBudget] = {
 MAX_FILES = 3
 MAX_FILE_BYTES = 256 * 1024
 NAMED_FILES_HEADER = (
-    "Files your assignment names that no agent had read, read by the harness for you (current "
-    "revisions; no need to read these lines again):"
+    "What your assignment names that no agent had read (a file whole, or the lines it points at), read by "
+    "the harness for you (current revisions; no need to read these lines again):"
 )
 TEST_MODULE_HEADER = (
     "The test module of the checks that your assignment names (or that shares most words with it), which "
@@ -63,17 +65,37 @@ def _hidden(path: str) -> bool:
 
 
 def unread_named_spans(
-    root: Path, assignment: str, read_paths: Collection[str], budget: SpanBudget, *, paths: Sequence[str] | None = None
+    root: Path,
+    assignment: str,
+    read_paths: Collection[str],
+    budget: SpanBudget,
+    *,
+    paths: Sequence[str] | None = None,
+    shown: Sequence[SourceSpan] = (),
 ) -> tuple[SourceSpan, ...]:
-    """The files ``assignment`` names (or ``paths``, chosen otherwise) that are not in
-    ``read_paths``, cut and shared within ``budget`` as an assignment's reads are
-    (``span_choice.carried``: the definitions and lines it points at, small files whole)."""
-    chosen = named_paths(assignment, root) if paths is None else [p for p in paths if not _hidden(p)]
-    unread = [p for p in chosen if p not in read_paths][:MAX_FILES]
+    """What ``assignment`` names (or ``paths``, chosen otherwise) that no read holds: a file not
+    in ``read_paths`` whole, and of a file read only in part the definitions and lines the
+    assignment points at that no ``shown`` span of it touches (a search hit is no read); cut and
+    shared within ``budget`` as an assignment's reads are (``span_choice.carried``)."""
     if budget.lines <= 0 or budget.chars <= 0:
         return ()
-    whole = [span for span in (_whole(root, path) for path in unread) if span is not None]
-    return tuple(carried(whole, assignment, budget))
+    chosen = named_paths(assignment, root) if paths is None else [p for p in paths if not _hidden(p)]
+    pieces: list[SourceSpan] = []
+    for path in chosen[:MAX_FILES]:
+        whole = _whole(root, path)
+        if whole is None:
+            continue
+        if path not in read_paths:
+            pieces.append(whole)
+            continue
+        pointed = windows(whole, assignment)
+        if pointed == [whole]:
+            continue  # it points at nothing in particular there: what was read stands
+        seen = [s for s in shown if s.path == path]
+        pieces += [
+            w for w in pointed if not any(s.start_line <= w.end_line and w.start_line <= s.end_line for s in seen)
+        ]
+    return tuple(carried(pieces, assignment, budget))
 
 
 def render_named(spans: Sequence[SourceSpan], header: str = NAMED_FILES_HEADER) -> str:

@@ -141,7 +141,7 @@ class WorkerRunner:
         parts.append(render_spans(spans, stale, editing=not tester))  # the cases first: source can be long
         if unread:  # the files it names that no one read: Coder would read them first
             named = unread_named_spans(
-                root, told, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile]
+                root, told, paths_read(events, (*readers, CODER)), NAMED_FILE_BUDGETS[self.profile], shown=spans
             )
             record_localized(self.session.log, named, agent=CODER)
             parts.append(render_named(named))
