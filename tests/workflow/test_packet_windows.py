@@ -87,10 +87,19 @@ def test_a_coder_packet_carries_the_windows_its_assignment_names_of_a_long_read(
     assert packet.index("--- mod.py") < packet.index("--- test_mod.py")
 
 
-def test_a_windowed_python_module_also_carries_its_import_lines() -> None:
+def test_a_windowed_python_module_carries_its_import_lines_when_the_assignment_speaks_of_imports() -> None:
     head = '"""Durations."""\n\nimport math\nfrom fractions import Fraction\n\n\n'  # lines 1-6
     span = _span("mod.py", head + MODULE)
-    first, second = windows(span, "in mod.py make `f20` return y - 20")
+    first, second = windows(span, "in mod.py make `f20` return y - 20 and import it in the tests")
     assert (first.start_line, first.end_line) == (1, 4) and "from fractions import Fraction" in first.content
     assert second.content.startswith("def f20(x):")
-    assert len(windows(_span("notes.txt", head + MODULE), "in notes.txt make `f20` return y - 20")) == 1
+    assert len(windows(span, "in mod.py make `f20` return y - 20")) == 1  # no import asked for
+    assert len(windows(_span("notes.txt", head + MODULE), "in notes.txt make `f20` import less")) == 1
+
+
+def test_a_name_defined_twice_in_a_read_points_at_no_window_and_a_parenthesised_import_is_kept_whole() -> None:
+    twice = MODULE.replace("def f3(", "def validate(").replace("def f9(", "def validate(")
+    assert windows(_span("mod.py", twice), "make Schema(x).validate({}) say keys") == [_span("mod.py", twice)]
+    head = "from mod import (\n    f1,\n    f2,\n)\nimport os\n\n\n"  # lines 1-7
+    first, _ = windows(_span("test_mod.py", head + MODULE), "import f20 and make `f20` subtract")
+    assert (first.start_line, first.end_line) == (1, 5)

@@ -10,8 +10,8 @@ to the first named after it ("line 50 of app.py").
 Of a long span the assignment points into, only the windows it points at travel: each named
 line range from the definition that holds it (when that starts at most ``FOCUS_LOOKBACK`` lines
 above) or from ``CONTEXT_LINES`` above, to ``CONTEXT_LINES`` below; and each definition it names
-as code (`` `parse` ``, ``parse(``, ``parse_date``) whole, and with them a Python module's import
-lines (new code often needs a new import). The budget is then shared so that no
+as code (`` `parse` ``, ``parse(``, ``parse_date``) and defined once there whole, and with them a Python module's import
+lines when the assignment speaks of imports ("import is_valid in the tests"). The budget is then shared so that no
 file crowds out another: the smallest pieces are carried whole first, the rest share what is
 left evenly, and each cut piece keeps the part the assignment points at. Pieces are shown in the
 order the assignment names their files (so the file it is about comes first)."""
@@ -19,6 +19,7 @@ order the assignment names their files (so the file it is about comes first)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -89,14 +90,15 @@ def windows(span: SourceSpan, assignment: str) -> list[SourceSpan]:
         top, bottom = max(first, span.start_line) - span.start_line, min(last, span.end_line) - span.start_line
         header = _header_above(lines, top)
         ranges.append((header if header is not None else max(0, top - CONTEXT_LINES), bottom + CONTEXT_LINES))
-    for offset, line in enumerate(lines):
-        defines = _DEFINES.match(line)
-        if defines is not None and _names_code(assignment, defines[2]):
+    defined = [(offset, m[2]) for offset, line in enumerate(lines) if (m := _DEFINES.match(line)) is not None]
+    counts = Counter(name for _, name in defined)
+    for offset, name in defined:
+        if counts[name] == 1 and _names_code(assignment, name):  # a name defined twice points nowhere
             end = min(_definition_end(lines, offset), offset + MAX_DEFINITION_LINES - 1)
             ranges.append((_decorated(lines, offset), end))
-    if ranges and span.start_line == 1 and span.path.endswith(".py"):
+    if ranges and span.start_line == 1 and span.path.endswith(".py") and _IMPORT_WORD.search(assignment):
         imports = _import_block(lines)
-        if imports is not None:  # new code often needs a new import: the window where they go
+        if imports is not None:  # the assignment speaks of imports: the window where they go
             ranges.append((0, imports))
     merged = _merged(ranges, len(lines) - 1)
     if not merged or sum(b - a + 1 for a, b in merged) >= WHOLE_SHARE * len(lines):
@@ -208,17 +210,20 @@ def _ranges(numbers: set[int]) -> list[tuple[int, int]]:
 
 
 _IMPORT = re.compile(r"^(?:\s*\d+\| ?)?(?:import|from)\s+[\w.]+")
+_IMPORT_WORD = re.compile(r"\bimport", re.I)
 
 
 def _import_block(lines: Sequence[str]) -> int | None:
     """The last import line of a Python module's head (before its first definition, within
     ``MAX_IMPORT_LINES``); ``None`` when it imports nothing there."""
     last = None
+    open_paren = False
     for offset, line in enumerate(lines[:MAX_IMPORT_LINES]):
         if _DEFINES.match(line):
             break
-        if _IMPORT.match(line):
+        if _IMPORT.match(line) or open_paren:  # "from x import (" goes on to its ")"
             last = offset
+            open_paren = (open_paren or "(" in line) and ")" not in line
     return last
 
 
