@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from protoagent.checks import CheckSpec
-from protoagent.checks.outcomes import ZERO_TESTS_NOTE, classify, count_tests, is_project_module, missing_runner
+from protoagent.checks.outcomes import (
+    ZERO_TESTS_NOTE,
+    classify,
+    count_tests,
+    is_project_module,
+    missing_runner,
+    without_terminal_codes,
+)
 from protoagent.checks.receipts import discovers_from_root
 
 from .support import write_repo
@@ -144,3 +151,10 @@ def test_ordinary_failures_name_no_missing_runner(tmp_path: Path) -> None:
 )
 def test_root_discovery_commands_are_recognised(argv: tuple[str, ...], expected: bool) -> None:
     assert discovers_from_root(CheckSpec("c", argv)) is expected
+
+
+def test_a_coloured_pytest_summary_is_counted_and_its_codes_are_dropped() -> None:
+    coloured = "\x1b[32m\x1b[1m38 passed\x1b[0m, \x1b[33m1 skipped\x1b[0m\x1b[32m in 0.31s\x1b[0m\n"
+    assert classify(0, coloured, pytest=True).tests_run == 38
+    assert without_terminal_codes(coloured) == "38 passed, 1 skipped in 0.31s\n"
+    assert without_terminal_codes("plain 1 passed in 0.1s") == "plain 1 passed in 0.1s"

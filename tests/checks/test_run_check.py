@@ -313,6 +313,13 @@ def test_output_is_bounded_and_the_journal_keeps_everything(root: Path) -> None:
     assert Path(ended["data"]["artifact"]).stat().st_size == 100_001
 
 
+def test_a_coloured_runner_output_is_counted_and_shown_without_its_terminal_codes(root: Path) -> None:
+    coloured = "print('\\x1b[32m\\x1b[1m3 passed\\x1b[0m\\x1b[32m in 0.10s\\x1b[0m')"
+    ended = Harness(root, single(CheckSpec("colour", (PYTHON, "-c", coloured)))).run("colour")
+    assert ended["data"]["outcome"] == "passed" and ended["data"]["tests_run"] == 3
+    assert "\x1b" not in ended["output"] and "3 passed in 0.10s" in ended["output"]
+
+
 def test_denied_approval_runs_nothing(root: Path) -> None:
     marker = root / "ran.txt"
     check = CheckSpec("touch", (PYTHON, "-c", f"open({str(marker)!r}, 'w').close()"))

@@ -119,6 +119,17 @@ def missing_runner(output: str, bases: Sequence[str]) -> str | None:
     return None
 
 
+_TERMINAL_CODE = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+"""A terminal control sequence: colour and cursor codes (CSI), titles (OSC), single escapes."""
+
+
+def without_terminal_codes(text: str) -> str:
+    """``text`` without terminal control sequences (a runner that colours its output, as pytest
+    does under ``--color=yes`` or ``FORCE_COLOR``): a colour code inside ``38 passed`` is noise to a
+    reader and hides the summary from the counts."""
+    return _TERMINAL_CODE.sub("", text) if "\x1b" in text else text
+
+
 def classify(
     exit_code: int | None,
     output: str,
@@ -134,6 +145,7 @@ def classify(
     ``bases`` are the folders whose top-level modules belong to the project (the workspace root
     and the check's cwd); ``pytest`` says the command runs pytest.
     """
+    output = without_terminal_codes(output)
     tests_run = count_tests(output, exit_code, pytest=pytest)
     failing = failed_tests(output) if exit_code != 0 else ()
     if timed_out:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from protoagent.checks.outcomes import Verdict, classify
+from protoagent.checks.outcomes import Verdict, classify, without_terminal_codes
 from protoagent.checks.receipts import (
     ChangedFiles,
     CheckReceipt,
@@ -242,11 +242,12 @@ def _finished(
         changed_tracked_files=changed_tracked,
         changed_runner_files=changed_runner,
     )
+    shown_output = without_terminal_codes(observation.text)
     if not changed_runner:
-        return receipt.to_output(observation.text, verdict.note)
+        return receipt.to_output(shown_output, verdict.note)
     shown = ", ".join(_shown_path(ctx.root, path) for path in changed_runner)
     runner_note = f"the check's runner changed during this session ({shown}): this run is not verification evidence"
-    return receipt.to_output(observation.text, "; ".join(filter(None, (verdict.note, runner_note))))
+    return receipt.to_output(shown_output, "; ".join(filter(None, (verdict.note, runner_note))))
 
 
 def _not_edited(ctx: ToolContext, changed: tuple[str, ...]) -> tuple[str, ...]:
