@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from protoagent.checks import BOOTSTRAP_CHECK_ID, MAX_DEPENDENCY_FILES, discover_checks
@@ -229,3 +230,21 @@ def test_directory_symlink_loops_are_not_followed(tmp_path: Path) -> None:
     (tmp_path / "tests/loop").symlink_to(tmp_path / "tests", target_is_directory=True)
     plan = discover_checks(tmp_path, python=PYTHON)
     assert plan.dependency_files == ("tests/test_dates.py",)
+
+
+def test_a_pytest_suite_in_src_tests_py_is_found_and_named_to_pytest_since_it_would_not_collect_it(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "pyproject.toml": "[project]\nname = 'roman'\n",
+        "src/roman.py": "def to_roman(n):\n    return 'I' * n\n",
+        "src/tests.py": "from roman import to_roman\n\n\ndef test_one():\n    assert to_roman(1) == 'I'\n",
+    }
+    write_repo(tmp_path, files)
+    check = only_check(discover_checks(tmp_path, python=PYTHON))
+    assert check.id == "pytest" and check.argv[-1] == "src/tests.py"
+    ran = subprocess.run(check.argv, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    default = {"dates.py": "", "tests/test_dates.py": "def test_x():\n    pass\n"}
+    write_repo(tmp_path / "plain", default)
+    assert only_check(discover_checks(tmp_path / "plain", python=PYTHON)).argv[-1] == "no:cacheprovider"

@@ -76,7 +76,7 @@ def _python_checks(suite: PythonSuite, python: str) -> list[CheckSpec]:
     unavailable = _python_unavailable(python)
     if suite.runner == "pytest":
         # No cache folder in the repository; bytecode is off for every command already.
-        pytest_argv = (python, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+        pytest_argv = (python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_uncollected_targets(suite))
         return [
             CheckSpec("pytest", pytest_argv, paths=suite.paths, reason=suite.reason, runner_unavailable=unavailable)
         ]
@@ -94,6 +94,20 @@ def _python_checks(suite: PythonSuite, python: str) -> list[CheckSpec]:
             CheckSpec(check_id, tuple(argv), paths=suite.paths, reason=reason, runner_unavailable=unavailable)
         )
     return checks
+
+
+def _uncollected_targets(suite: PythonSuite) -> tuple[str, ...]:
+    """What pytest is given to run when a discovered test module has a name its default
+    collection skips (``tests.py``, ``src/tests.py``): every test folder and module the suite
+    found, since named targets replace the default search; nothing otherwise."""
+    modules = [p for p in suite.paths if p.endswith(".py") and os.path.basename(p) != "conftest.py"]
+    if all(_collected_by_default(os.path.basename(p)) for p in modules):
+        return ()
+    return tuple(p for p in suite.paths if p in modules or not os.path.splitext(p)[1])
+
+
+def _collected_by_default(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py")
 
 
 def _cargo_check(root: Path, listing: RootListing, inventory: DependencyInventory) -> CheckSpec:

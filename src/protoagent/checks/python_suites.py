@@ -75,6 +75,7 @@ def find_python_suite(root: Path, listing: RootListing) -> PythonSuite | None:
     packages = _top_packages(root, listing)
     root_tests = sorted(name for name in listing.files if is_test_file(name))  # tests.py too
     root_tests += _package_test_modules(root, packages)
+    root_tests += _src_test_modules(root, listing)
     directories = _test_directories(
         root,
         (*TEST_DIRECTORIES, *(f"{p}/{folder}" for p in packages for folder in ("tests", "test")), *config.testpaths),
@@ -125,6 +126,16 @@ def _package_test_modules(root: Path, packages: list[str]) -> list[str]:
             f"{package}/{n}" for n in names if (n.startswith("test_") and n.endswith(".py")) or n.endswith("_test.py")
         ]
     return found
+
+
+def _src_test_modules(root: Path, listing: RootListing) -> list[str]:
+    """Test modules directly in ``src/`` beside single-module sources (``src/roman.py`` and
+    ``src/tests.py``)."""
+    if "src" not in listing.directories:
+        return []
+    with contextlib.suppress(OSError), os.scandir(root / "src") as entries:
+        return sorted(f"src/{e.name}" for e in entries if e.is_file(follow_symlinks=False) and is_test_file(e.name))
+    return []
 
 
 def _test_directories(root: Path, candidates: tuple[str, ...]) -> list[str]:
