@@ -103,3 +103,12 @@ def test_a_name_defined_twice_in_a_read_points_at_no_window_and_a_parenthesised_
     head = "from mod import (\n    f1,\n    f2,\n)\nimport os\n\n\n"  # lines 1-7
     first, _ = windows(_span("test_mod.py", head + MODULE), "import f20 and make `f20` subtract")
     assert (first.start_line, first.end_line) == (1, 5)
+
+
+def test_a_class_too_long_to_show_whole_points_at_no_window() -> None:
+    methods = "".join(f"    def m{n}(self):\n        return {n}\n\n" for n in range(50))  # 150 lines
+    long_class = '"""Trees."""\n\n\nclass IntervalTree:\n    """A tree."""\n\n' + methods
+    span = _span("tree.py", long_class)
+    assert windows(span, "`IntervalTree` needs a fix in m3") == [span]  # nothing pointed at: whole
+    [window] = windows(span, "`IntervalTree.m30` returns the wrong value: fix `m30`")
+    assert window.content.lstrip().startswith("def m30(self):")

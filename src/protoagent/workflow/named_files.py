@@ -33,7 +33,8 @@ NAMED_FILE_BUDGETS: dict[PromptProfile, SpanBudget] = {
     "small": SpanBudget(lines=0, chars=0),
 }
 """All named files together; a small model's window has no room to spare."""
-MAX_FILES = 3
+MAX_FILES = 4
+"""Named files read at most (a fix in two modules and a test for each names four)."""
 MAX_FILE_BYTES = 256 * 1024
 NAMED_FILES_HEADER = (
     "What your assignment names that no agent had read (a file whole, or the lines it points at), read by "

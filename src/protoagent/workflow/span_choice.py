@@ -10,7 +10,8 @@ to the first named after it ("line 50 of app.py").
 Of a long span the assignment points into, only the windows it points at travel: each named
 line range from the definition that holds it (when that starts at most ``FOCUS_LOOKBACK`` lines
 above) or from ``CONTEXT_LINES`` above, to ``CONTEXT_LINES`` below; and each definition it names
-as code (`` `parse` ``, ``parse(``, ``parse_date``) and defined once there whole, and with them a Python module's import
+as code (`` `parse` ``, ``parse(``, ``parse_date``) and defined once there whole (a class too long
+for that is left out: its head is a docstring), and with them a Python module's import
 lines when the assignment speaks of imports ("import is_valid in the tests"). The budget is then shared so that no
 file crowds out another: the smallest pieces are carried whole first, the rest share what is
 left evenly, and each cut piece keeps the part the assignment points at. Pieces are shown in the
@@ -40,6 +41,7 @@ MAX_IMPORT_LINES = 40
 _DEFINES = re.compile(r"^(?:\s*\d+\| ?)?(\s*)(?:async\s+def|def|class|function)\s+([A-Za-z_$][\w$]*)", re.M)
 """A definition header in a span's content (read_file may number the lines: ``   4| def f``)."""
 _NUMBERED = re.compile(r"^\s*\d+\| ?")
+_CLASS = re.compile(r"^(?:\s*\d+\| ?)?\s*class\s")
 _RANGE = r"\d+(?:\s*(?:-|–|to)\s*\d+)?"
 _LINE_REFERENCE = re.compile(rf"\blines?\s+({_RANGE}(?:\s*(?:,|and|&)\s*{_RANGE})*)", re.I)
 _NUMBERS = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(\d+))?")
@@ -94,8 +96,10 @@ def windows(span: SourceSpan, assignment: str) -> list[SourceSpan]:
     counts = Counter(name for _, name in defined)
     for offset, name in defined:
         if counts[name] == 1 and _names_code(assignment, name):  # a name defined twice points nowhere
-            end = min(_definition_end(lines, offset), offset + MAX_DEFINITION_LINES - 1)
-            ranges.append((_decorated(lines, offset), end))
+            end = _definition_end(lines, offset)
+            if end - offset >= MAX_DEFINITION_LINES and _CLASS.match(lines[offset]):
+                continue  # a long class's head is its docstring: its methods are what was meant
+            ranges.append((_decorated(lines, offset), min(end, offset + MAX_DEFINITION_LINES - 1)))
     if ranges and span.start_line == 1 and span.path.endswith(".py") and _IMPORT_WORD.search(assignment):
         imports = _import_block(lines)
         if imports is not None:  # the assignment speaks of imports: the window where they go
