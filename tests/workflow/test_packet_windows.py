@@ -112,3 +112,11 @@ def test_a_class_too_long_to_show_whole_points_at_no_window() -> None:
     assert windows(span, "`IntervalTree` needs a fix in m3") == [span]  # nothing pointed at: whole
     [window] = windows(span, "`IntervalTree.m30` returns the wrong value: fix `m30`")
     assert window.content.lstrip().startswith("def m30(self):")
+
+
+def test_a_module_level_name_the_assignment_writes_as_code_travels_to_its_end() -> None:
+    head = '"""Numerals."""\n\n__all__ = [\n    "f1",\n    "f2",\n]\n\n\n'  # lines 1-8
+    span = _span("roman.py", head + MODULE)
+    first, second = windows(span, "add `f40` after f39 and list it in `__all__`")
+    assert (first.start_line, first.end_line) == (3, 6) and first.content.startswith("__all__ = [")
+    assert second.content.startswith("def f39(x):")

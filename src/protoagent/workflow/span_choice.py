@@ -10,7 +10,8 @@ to the first named after it ("line 50 of app.py").
 Of a long span the assignment points into, only the windows it points at travel: each named
 line range from the definition that holds it (when that starts at most ``FOCUS_LOOKBACK`` lines
 above) or from ``CONTEXT_LINES`` above, to ``CONTEXT_LINES`` below; and each definition it names
-as code (`` `parse` ``, ``parse(``, ``parse_date``) and defined once there whole (a class too long
+as code (`` `parse` ``, ``parse(``, ``parse_date``, a module-level ``__all__``) and defined once there
+whole (a class too long
 for that is left out: its head is a docstring), and with them a Python module's import
 lines when the assignment speaks of imports ("import is_valid in the tests"). The budget is then shared so that no
 file crowds out another: the smallest pieces are carried whole first, the rest share what is
@@ -42,6 +43,8 @@ _DEFINES = re.compile(r"^(?:\s*\d+\| ?)?(\s*)(?:async\s+def|def|class|function)\
 """A definition header in a span's content (read_file may number the lines: ``   4| def f``)."""
 _NUMBERED = re.compile(r"^\s*\d+\| ?")
 _CLASS = re.compile(r"^(?:\s*\d+\| ?)?\s*class\s")
+_MODULE_NAME = re.compile(r"^(?:\s*\d+\| ?)?([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
+"""A module-level name bound by assignment (``__all__ = [``, ``TIME_REGEX = re.compile(``)."""
 _RANGE = r"\d+(?:\s*(?:-|–|to)\s*\d+)?"
 _LINE_REFERENCE = re.compile(rf"\blines?\s+({_RANGE}(?:\s*(?:,|and|&)\s*{_RANGE})*)", re.I)
 _NUMBERS = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(\d+))?")
@@ -93,6 +96,7 @@ def windows(span: SourceSpan, assignment: str) -> list[SourceSpan]:
         header = _header_above(lines, top)
         ranges.append((header if header is not None else max(0, top - CONTEXT_LINES), bottom + CONTEXT_LINES))
     defined = [(offset, m[2]) for offset, line in enumerate(lines) if (m := _DEFINES.match(line)) is not None]
+    defined += [(offset, m[1]) for offset, line in enumerate(lines) if (m := _MODULE_NAME.match(line)) is not None]
     counts = Counter(name for _, name in defined)
     for offset, name in defined:
         if counts[name] == 1 and _names_code(assignment, name):  # a name defined twice points nowhere
