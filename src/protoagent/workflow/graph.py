@@ -224,7 +224,7 @@ class WorkflowGraph:
         for check_id in self.board.record.selected_check_ids:
             if check_id not in done:
                 await self._run_check(check_id, "verify")
-        final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > after}
+        final = self._finals(after)
         unavailable = [r for r in final.values() if r.outcome == "unavailable"]
         if unavailable:
             stays = "; the edits stay applied" if last_write else ""
@@ -242,19 +242,25 @@ class WorkflowGraph:
         if stopping:
             self.state.stop_reason = f"check {stopping[0].id!r} ended {stopping[0].outcome}"
             return []
-        failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
-        in_scope = [r for r in failing if not outside_task(r, self.board.record.objective)]
+        failing, in_scope = self._failing(final)
         if in_scope and all(r.only_preexisting for r in in_scope):
             # Only failures older than the change are left: the run's own tests, failing on the
             # unfixed source, show it did its part (a test it extended adds no count to compare).
             await prove_regression(self.session, self.board.record, in_scope)
-            final = {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > after}
-            failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
-            in_scope = [r for r in failing if not outside_task(r, self.board.record.objective)]
+            failing, in_scope = self._failing(self._finals(after))
         if failing and not in_scope:
             # Every failure left also failed at baseline: outside the task unless the objective names it.
             self.state.stop_reason = "the only failures left also failed before the change (at baseline)"
         return in_scope
+
+    def _finals(self, after: int) -> dict[str, CheckResult]:
+        """Each check's latest final run after ``after`` (the last change, or the run's start)."""
+        return {r.id: r for r in check_results(self.session.log.events) if r.phase == "verify" and r.seq > after}
+
+    def _failing(self, final: dict[str, CheckResult]) -> tuple[list[CheckResult], list[CheckResult]]:
+        """The final runs that did not pass, and those of them that are this task's to fix."""
+        failing = [r for r in final.values() if r.outcome != "passed" or r.tests_run == 0]
+        return failing, [r for r in failing if not outside_task(r, self.board.record.objective)]
 
     async def _run_check(self, check_id: str, phase: str) -> None:
         call = ToolCall(f"verifier_{next(self._ids)}", "run_check", {"check_id": check_id, "phase": phase})

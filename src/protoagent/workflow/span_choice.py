@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from protoagent.workflow.source_spans import SourceSpan, SpanBudget, fitted, line_count
@@ -152,7 +152,7 @@ def code_names(text: str) -> set[str]:
 def lines_named_in(text: str, path: str) -> set[int]:
     """The line numbers ``text`` refers to ("line 50", "lines 49-54", "lines 49 and 60", "L49-54",
     "app.py:49") that belong to ``path`` (see the module docstring)."""
-    mentions = [(m.start(), _same_file(m.group(1), path)) for m in _FILE_MENTION.finditer(text)]
+    mentions = [(m.start(), names_path(m.group(1), path)) for m in _FILE_MENTION.finditer(text)]
     if not any(same for _, same in mentions):
         return set()
     found = [(ref.start(), m) for ref in _LINE_REFERENCE.finditer(text) for m in _NUMBERS.finditer(ref.group(1))]
@@ -178,10 +178,6 @@ def names_path(text: str, path: str) -> bool:
     return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w/-])", text) is not None for n in names)
 
 
-def _same_file(token: str, path: str) -> bool:
-    return token == path or path.endswith("/" + token) or token == path.rsplit("/", 1)[-1]
-
-
 def _names_code(text: str, name: str) -> bool:
     """``text`` writes ``name`` as code: quoted, called, or a name no prose word is (``parse_date``,
     ``OrderedSet``)."""
@@ -194,8 +190,14 @@ def _names_code(text: str, name: str) -> bool:
 
 def _first_mention(text: str, span: SourceSpan) -> int:
     """Where ``text`` first names the span's file or a definition in it; past the end when nowhere."""
-    names = {span.path, span.path.rsplit("/", 1)[-1], *(h[2] for h in _DEFINES.finditer(span.content))}
-    found = [m.start() for n in names for m in re.finditer(rf"(?<![\w$.-]){re.escape(n)}(?![\w$])", text)]
+    return first_named_at(text, span.path, (h[2] for h in _DEFINES.finditer(span.content)))
+
+
+def first_named_at(text: str, path: str, names: Iterable[str] = ()) -> int:
+    """Where ``text`` first names ``path`` (or its file name) or one of ``names``, as a whole
+    token; past the end when nowhere."""
+    wanted = {path, path.rsplit("/", 1)[-1], *names}
+    found = [m.start() for n in wanted for m in re.finditer(rf"(?<![\w$.-]){re.escape(n)}(?![\w$])", text)]
     return min(found, default=len(text) + 1)
 
 

@@ -10,7 +10,7 @@ import re
 
 from protoagent.checks.python_suites import is_test_file
 from protoagent.checks.types import CheckPlan
-from protoagent.workflow.span_choice import names_path
+from protoagent.workflow.span_choice import first_named_at, names_path
 
 MAX_NAMED = 8
 """Test modules named at most; the rest are counted."""
@@ -39,7 +39,7 @@ def likely_test_module(plan: CheckPlan | None, assignment: str) -> str | None:
         return None
     wanted = _words(assignment)
     ranked = ranked_test_files(plan, assignment)
-    named = sorted((m for m in ranked if names_path(assignment, m)), key=lambda m: _first_position(assignment, m))
+    named = sorted((m for m in ranked if names_path(assignment, m)), key=lambda m: first_named_at(assignment, m))
     if named:
         return named[0]
     if ranked and _words(os.path.splitext(ranked[0])[0]) & wanted:
@@ -60,8 +60,3 @@ def test_files_note(plan: CheckPlan | None, assignment: str) -> str | None:
     if plan.dependency_files_truncated:
         more += " (discovery stopped at its file limit: there may be others)"
     return f"Test modules the checks run ({len(modules)}): {named}{more}."
-
-
-def _first_position(text: str, path: str) -> int:
-    spots = [text.find(name) for name in (path, os.path.basename(path)) if name in text]
-    return min(spots, default=len(text))
