@@ -60,28 +60,25 @@ def test_a_question_carrying_an_imperative_to_change_code_stays_editing(tmp_path
 
 
 @pytest.mark.parametrize(
-    "objective",
+    ("objective", "read_only"),
     [
-        "Add strip_attributes(data) to xmltodict: it returns a copy without modifying the input. Follow AGENTS.md.",
-        "Fix the rounding bug but don't change the public API.",
-        "Add a read-only property `name` to Config.",
-        "Refactor parse without changing behaviour, and don't touch tests/test_parse.py.",
+        # A behaviour the change must keep asks for a change.
+        (
+            "Add strip_attributes(data) to xmltodict: it returns a copy without modifying the input. Follow AGENTS.md.",
+            False,
+        ),
+        ("Fix the rounding bug but don't change the public API.", False),
+        ("Add a read-only property `name` to Config.", False),
+        ("Refactor parse without changing behaviour, and don't touch tests/test_parse.py.", False),
+        # Asking that nothing in the workspace change.
+        ("Fix parse_date but don't change any files.", True),
+        ("Explain how the cache works without editing anything.", True),
+        ("read-only: where is the retry loop?", True),
+        ("How does parse work? Don't modify the code, just explain.", True),
     ],
 )
-def test_a_behaviour_the_change_must_keep_does_not_make_the_run_read_only(objective: str) -> None:
+def test_only_asking_that_nothing_in_the_workspace_change_makes_the_run_read_only(
+    objective: str, read_only: bool
+) -> None:
     contract = asyncio.run(select_contract(objective))
-    assert (contract.surface, contract.read_only) == ("editing", False)
-
-
-@pytest.mark.parametrize(
-    "objective",
-    [
-        "Fix parse_date but don't change any files.",
-        "Explain how the cache works without editing anything.",
-        "read-only: where is the retry loop?",
-        "How does parse work? Don't modify the code, just explain.",
-    ],
-)
-def test_asking_that_nothing_in_the_workspace_change_makes_the_run_read_only(objective: str) -> None:
-    contract = asyncio.run(select_contract(objective))
-    assert contract.read_only and contract.surface == "question"
+    assert (contract.surface, contract.read_only) == (("question", True) if read_only else ("editing", False))

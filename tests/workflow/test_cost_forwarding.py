@@ -31,6 +31,7 @@ APP = (
 UTIL = "def helper(value):\n    return value * 2\n"
 TESTS = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
 FILES = {"app.py": APP, "util.py": UTIL, "test_app.py": TESTS}
+THREE_TEST_MODULES = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
 OBJECTIVE = "fix count in app.py"
 MAX_THREE_SPAN_CODER_BYTES = 3_600
 """The three-span edit's one Coder request body, compact JSON: 3,562 bytes under the declaration
@@ -269,13 +270,12 @@ def test_a_named_line_wins_over_a_named_symbol_and_brings_the_definition_that_ho
 def test_a_tester_assignment_names_the_test_modules_the_checks_run_those_sharing_its_words_first(
     tmp_path: Path,
 ) -> None:
-    files = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
     turns = [
         call("tester", "architect", task="propose cases for count in app.py"),
         say("count should return len(rows).", "tester"),
         say("Stopped.", "architect"),
     ]
-    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=THREE_TEST_MODULES)
     tester = _shown(run.requests("tester")[0])
     line = next(line for line in tester.splitlines() if line.startswith("Test modules the checks run"))
     assert line.startswith("Test modules the checks run (3): ")
@@ -305,7 +305,6 @@ def test_a_tester_packet_holds_more_of_what_the_lead_read_than_a_coder_assignmen
 
 
 def test_a_tester_gets_the_unread_test_module_most_like_its_assignment_and_it_counts_as_read(tmp_path: Path) -> None:
-    files = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
     turns = [
         call("tester", "architect", task="propose cases for render"),
         say("render(['a', 'b']) should be 'a;b'.", "tester"),
@@ -313,7 +312,7 @@ def test_a_tester_gets_the_unread_test_module_most_like_its_assignment_and_it_co
         say("Nothing to do.", "coder"),
         say("Stopped.", "architect"),
     ]
-    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=THREE_TEST_MODULES)
     tester, coder = _shown(run.requests("tester")[0]), _shown(run.requests("coder")[0])
     assert TEST_MODULE_HEADER in tester and "--- tests/test_render.py lines 1-6 of 6" in tester
     assert "--- tests/test_count.py" not in tester
@@ -337,13 +336,12 @@ def test_overlapping_reads_reach_a_worker_without_a_line_shown_twice(tmp_path: P
 
 
 def test_a_tester_gets_the_test_module_its_assignment_names_over_one_sharing_more_words(tmp_path: Path) -> None:
-    files = {**FILES, "tests/__init__.py": "", "tests/test_render.py": TESTS, "tests/test_count.py": TESTS}
     turns = [
         call("tester", "architect", task="propose render cases; they belong in tests/test_count.py"),
         say("render(['a']) should be 'a'.", "tester"),
         say("Stopped.", "architect"),
     ]
-    run = run_workflow(tmp_path, OBJECTIVE, turns, files=files)
+    run = run_workflow(tmp_path, OBJECTIVE, turns, files=THREE_TEST_MODULES)
     tester = _shown(run.requests("tester")[0])
     assert TEST_MODULE_HEADER in tester and "--- tests/test_count.py lines 1-6 of 6" in tester
     assert "--- tests/test_render.py" not in tester

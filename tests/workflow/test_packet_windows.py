@@ -14,7 +14,7 @@ from .support import call, run_workflow, say
 
 MODULE = "".join(f"def f{n}(x):\n    y = x + {n}\n    return y\n\n\n" for n in range(40))  # 200 lines
 """``f{n}`` starts at line 5n+1."""
-TESTS = "".join(f"def test_f{n}():\n    assert True\n\n\n" for n in range(30))  # 120 lines
+TESTS = "".join(f"def test_f{n}():\n    assert f{n}(0) == {n}\n\n\n" for n in range(30))  # 120 lines
 
 
 def _span(path: str, text: str) -> SourceSpan:
