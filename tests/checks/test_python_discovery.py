@@ -245,6 +245,10 @@ def test_a_pytest_suite_in_src_tests_py_is_found_and_named_to_pytest_since_it_wo
     assert check.id == "pytest" and check.argv[-1] == "src/tests.py"
     ran = subprocess.run(check.argv, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    write_repo(
+        tmp_path / "dash", {"tests.py": "def test_x():\n    pass\n", "-pevil_test.py": "def test_y():\n    pass\n"}
+    )
+    assert only_check(discover_checks(tmp_path / "dash", python=PYTHON)).argv[-2:] == ("./-pevil_test.py", "tests.py")
     default = {"dates.py": "", "tests/test_dates.py": "def test_x():\n    pass\n"}
     write_repo(tmp_path / "plain", default)
     assert only_check(discover_checks(tmp_path / "plain", python=PYTHON)).argv[-1] == "no:cacheprovider"

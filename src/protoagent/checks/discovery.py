@@ -103,7 +103,8 @@ def _uncollected_targets(suite: PythonSuite) -> tuple[str, ...]:
     modules = [p for p in suite.paths if p.endswith(".py") and os.path.basename(p) != "conftest.py"]
     if all(_collected_by_default(os.path.basename(p)) for p in modules):
         return ()
-    return tuple(p for p in suite.paths if p in modules or not os.path.splitext(p)[1])
+    targets = (p for p in suite.paths if p in modules or not os.path.splitext(p)[1])
+    return tuple(f"./{p}" if p.startswith("-") else p for p in targets)  # a file name is never an option
 
 
 def _collected_by_default(name: str) -> bool:
